@@ -1,0 +1,28 @@
+/// The compile-time shape of one tile. Each distinct value compiles its own kernel.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub struct TileConfig {
+    /// Units per cube (a multiple of the plane width).
+    pub threads: u32,
+    /// Vectors each unit loads; a tile holds `threads * vectors_per_thread` vectors.
+    pub vectors_per_thread: u32,
+    /// Scan from the end of the row towards its start.
+    pub reverse: bool,
+    /// Write the prefix before each element instead of the one including it.
+    pub exclusive: bool,
+    /// Track the index of the selected element (cummax / cummin with indices).
+    pub indexed: bool,
+    /// Use plane (subgroup) operations for the cube-wide scan.
+    pub plane_ops: bool,
+}
+
+impl TileConfig {
+    /// Vectors in one tile.
+    pub fn tile_vectors(&self) -> u32 {
+        self.threads * self.vectors_per_thread
+    }
+    /// Entries of the raking buffer (one per vector, padded every 32 to dodge bank conflicts).
+    pub fn rake_len(&self) -> usize {
+        let v = self.tile_vectors() as usize;
+        v + v / 32 + 1
+    }
+}

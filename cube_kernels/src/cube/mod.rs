@@ -1,0 +1,14 @@
+//! Primitives over one cube (block / workgroup).
+//!
+//! - [`cube_scan`]: exclusive scan of one item per unit (planes + shared memory, or shared
+//!   memory alone where the runtime has no plane operations);
+//! - [`tile_scan`]: a tile of `threads × vectors_per_thread` vectors: striped (coalesced) load,
+//!   per-unit scan in registers, raking scan through shared memory.
+
+mod config;
+mod cube_scan;
+mod tile_scan;
+
+pub use config::TileConfig;
+pub use cube_scan::{cube_exclusive_scan, CubeScan};
+pub use tile_scan::{load_tile, write_tile, TileShared};

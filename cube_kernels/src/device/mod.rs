@@ -1,0 +1,38 @@
+//! Launchable kernels (device-wide algorithms) and the state they share across cubes.
+//!
+//! - [`tile_state`]: the look-back status of each tile, published in 32-bit atomic words;
+//! - [`lookback`]: decoupled look-back with the "decoupled fallback" rule (a cube that waits too
+//!   long reduces the missing tile itself), so no runtime needs forward-progress guarantees;
+//! - [`scan_rows`]: the scan kernel (one tile per cube; single-tile rows, look-back, or
+//!   tile prefixes computed by a separate pass);
+//! - [`reduce_tiles`]: tile aggregates, the first pass of reduce-then-scan;
+//! - [`fill`]: fills a `u32` buffer (resets the look-back state).
+
+pub mod fill;
+pub mod lookback;
+pub mod reduce_tiles;
+pub mod scan_rows;
+pub mod tile_state;
+
+pub use scan_rows::ScanMode;
+
+use cubecl::prelude::*;
+
+/// Offsets (in vectors) of the start of `row` in the input and the output. `layout` holds
+/// `[rank, shape.., in_strides.., out_strides..]` of the dimensions other than the scanned one.
+#[cube]
+pub fn row_offsets(row: u32, layout: &Array<u32>) -> (usize, usize) {
+    let rank = layout[0] as usize;
+    let mut rem = row as usize;
+    let mut bin = 0usize;
+    let mut bout = 0usize;
+    for k in 0..rank {
+        let d = rank - 1 - k;
+        let size = layout[1 + d] as usize;
+        let c = rem % size;
+        rem /= size;
+        bin += c * layout[1 + rank + d] as usize;
+        bout += c * layout[1 + 2 * rank + d] as usize;
+    }
+    (bin, bout)
+}

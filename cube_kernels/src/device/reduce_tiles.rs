@@ -1,0 +1,51 @@
+//! First pass of reduce-then-scan: the aggregate of every tile.
+
+use super::row_offsets;
+use crate::cube::{load_tile, TileConfig, TileShared};
+use crate::ops::ScanOp;
+use cubecl::prelude::*;
+
+/// `aggregates[tile_id]` = combination of the tile's elements (same tiling as `scan_rows`).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_tiles<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+    input: &Array<Vector<T, N>>,
+    aggregates: &mut Array<A>,
+    layout: &Array<u32>,
+    n_vec: u32,
+    tiles_per_row: u32,
+    num_tiles: u32,
+    in_stride: u32,
+    #[comptime] cfg: TileConfig,
+) {
+    let tile_id = CUBE_POS as u32;
+    if tile_id < num_tiles {
+        let mut sh = TileShared::<A>::new(cfg);
+        let row = tile_id / tiles_per_row;
+        let tile = tile_id % tiles_per_row;
+        let (base_in, _base_out) = row_offsets(row, layout);
+        let nl = N::value();
+        let nv = comptime![cfg.vectors_per_thread as usize * nl];
+        let vpt = comptime![cfg.vectors_per_thread as usize];
+        let mut vals = Array::<A>::new(nv);
+        let mut idxs = Array::<u32>::new(nv);
+        let mut pre_v = Array::<A>::new(vpt);
+        let mut pre_i = Array::<u32>::new(vpt);
+        let total = load_tile::<T, A, O, N>(
+            input,
+            base_in,
+            in_stride as usize,
+            n_vec,
+            tile * comptime![cfg.tile_vectors()],
+            &mut vals,
+            &mut idxs,
+            &mut pre_v,
+            &mut pre_i,
+            &mut sh,
+            cfg,
+        );
+        if UNIT_POS == 0 {
+            aggregates[tile_id as usize] = total.value;
+        }
+    }
+}

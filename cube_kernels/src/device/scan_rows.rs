@@ -1,0 +1,149 @@
+//! The scan kernel: each cube scans one tile of one row.
+//!
+//! Rows are the lines along the scanned axis of an N-d strided tensor (see
+//! [`row_offsets`](super::row_offsets)); a row of `n_vec` vectors is cut into tiles of
+//! `threads * vectors_per_thread` vectors. How a tile learns the combination of the tiles before
+//! it in its row is the [`ScanMode`].
+
+use super::lookback::{lookback, LookbackShared};
+use super::row_offsets;
+use super::tile_state::{publish, AGGREGATE, PREFIX};
+use crate::cube::{load_tile, write_tile, TileConfig, TileShared};
+use crate::ops::{combine_items, identity_item, Item, ScanOp};
+use cubecl::prelude::*;
+
+/// How tiles get their prefix.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum ScanMode {
+    /// One tile per row: no prefix.
+    SingleTile,
+    /// Single pass: decoupled look-back (with fallback) through the tile state.
+    Lookback { window: u32, spins: u32 },
+    /// Reduce-then-scan: the exclusive prefix of each tile was computed by earlier passes
+    /// and is read from `prefixes`.
+    Prefixed,
+}
+
+/// Scans `rows` rows of `n_vec` vectors. `layout`: see [`row_offsets`]. `state` is the
+/// look-back state (word 0: tile counter, whose value before this launch is `counter_base`),
+/// `prefixes` the per-tile exclusive prefixes of [`ScanMode::Prefixed`]; each is a 1-element
+/// dummy in the other modes, as is `indices` unless `cfg.indexed`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
+    input: &Array<Vector<T, N>>,
+    output: &mut Array<Vector<T, N>>,
+    indices: &mut Array<X>,
+    state: &Array<Atomic<u32>>,
+    prefixes: &Array<A>,
+    layout: &Array<u32>,
+    n_vec: u32,
+    tiles_per_row: u32,
+    num_tiles: u32,
+    in_stride: u32,
+    out_stride: u32,
+    epoch: u32,
+    counter_base: u32,
+    #[comptime] cfg: TileConfig,
+    #[comptime] mode: ScanMode,
+) {
+    let t = UNIT_POS;
+    let mut sh = TileShared::<A>::new(cfg);
+    let mut tile_id = CUBE_POS as u32;
+    match comptime![mode] {
+        ScanMode::Lookback { .. } => {
+            // Tile ids in the order cubes start, so every predecessor has started.
+            let mut ticket = SharedMemory::<u32>::new(1usize);
+            if t == 0 {
+                ticket[0] = state[0].fetch_add(1) - counter_base;
+            }
+            sync_cube();
+            tile_id = ticket[0];
+        }
+        _ => {}
+    }
+    if tile_id < num_tiles {
+        let row = tile_id / tiles_per_row;
+        let tile = tile_id % tiles_per_row;
+        let (base_in, base_out) = row_offsets(row, layout);
+        let nl = N::value();
+        let nv = comptime![cfg.vectors_per_thread as usize * nl];
+        let vpt = comptime![cfg.vectors_per_thread as usize];
+        let mut vals = Array::<A>::new(nv);
+        let mut idxs = Array::<u32>::new(nv);
+        let mut pre_v = Array::<A>::new(vpt);
+        let mut pre_i = Array::<u32>::new(vpt);
+        let tile_start = tile * comptime![cfg.tile_vectors()];
+        let total = load_tile::<T, A, O, N>(
+            input,
+            base_in,
+            in_stride as usize,
+            n_vec,
+            tile_start,
+            &mut vals,
+            &mut idxs,
+            &mut pre_v,
+            &mut pre_i,
+            &mut sh,
+            cfg,
+        );
+        let mut prefix = identity_item::<A, O>();
+        match comptime![mode] {
+            ScanMode::SingleTile => {}
+            ScanMode::Lookback { window, spins } => {
+                let row_tile0 = tile_id - tile;
+                if tile == 0 {
+                    if t == 0 {
+                        publish::<A>(state, tile_id, total, PREFIX, epoch, cfg.indexed);
+                    }
+                } else {
+                    if t == 0 {
+                        publish::<A>(state, tile_id, total, AGGREGATE, epoch, cfg.indexed);
+                    }
+                    let mut lb = LookbackShared::<A>::new(window);
+                    prefix = lookback::<T, A, O, N>(
+                        input,
+                        base_in,
+                        in_stride as usize,
+                        n_vec,
+                        state,
+                        row_tile0,
+                        tile,
+                        epoch,
+                        &mut sh,
+                        &mut lb,
+                        cfg,
+                        window,
+                        spins,
+                    );
+                    if t == 0 {
+                        let incl = combine_items::<A, O>(prefix, total, cfg.indexed);
+                        publish::<A>(state, tile_id, incl, PREFIX, epoch, cfg.indexed);
+                    }
+                }
+            }
+            ScanMode::Prefixed => {
+                if tile > 0 {
+                    prefix = Item::<A> {
+                        value: prefixes[tile_id as usize],
+                        index: 0u32,
+                    };
+                }
+            }
+        }
+        write_tile::<T, A, X, O, N>(
+            output,
+            indices,
+            base_out,
+            out_stride as usize,
+            n_vec,
+            tile_start,
+            prefix,
+            &vals,
+            &idxs,
+            &pre_v,
+            &pre_i,
+            cfg,
+        );
+    }
+}

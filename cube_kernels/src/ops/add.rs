@@ -1,0 +1,18 @@
+use super::ScanOp;
+use cubecl::prelude::*;
+
+/// Sum (integer sums wrap).
+pub struct Add;
+
+#[cube]
+impl ScanOp for Add {
+    fn identity<A: Numeric>() -> A {
+        A::from_int(0)
+    }
+    fn combine<A: Numeric>(a: A, b: A) -> A {
+        a + b
+    }
+    fn take_second<A: Numeric>(_a: A, _b: A) -> bool {
+        false.into()
+    }
+}

@@ -1,0 +1,94 @@
+//! The value a scan carries: the running value and, for cummax / cummin with indices, the
+//! position (in scan order) of the element that holds it.
+
+use super::ScanOp;
+use cubecl::prelude::*;
+
+/// A scan value with the index of the element that selected it (`u32::MAX`: none).
+#[derive(CubeType, Clone, Copy)]
+pub struct Item<A: Numeric> {
+    pub value: A,
+    pub index: u32,
+}
+
+// Mutable `Item` variables (`let mut acc = ...; acc = ...;`) need `Assign` on the expand type.
+impl<A: Numeric> cubecl::Assign for ItemExpand<A> {
+    fn expand_assign(&mut self, scope: &mut cubecl::ir::Scope, value: Self) {
+        self.value.expand_assign(scope, value.value);
+        self.index.expand_assign(scope, value.index);
+    }
+    fn init_mut(&self, scope: &mut cubecl::ir::Scope) -> Self {
+        ItemExpand {
+            value: self.value.init_mut(scope),
+            index: self.index.init_mut(scope),
+        }
+    }
+}
+
+/// An item built from a value and, when `indexed`, `ix[i]` (else index 0).
+#[cube]
+pub fn item_at<A: Numeric>(
+    value: A,
+    ix: &Array<u32>,
+    i: usize,
+    #[comptime] indexed: bool,
+) -> Item<A> {
+    let mut index = 0u32;
+    if comptime![indexed] {
+        index = ix[i];
+    }
+    Item::<A> { value, index }
+}
+
+/// The operator's identity, with no index.
+#[cube]
+pub fn identity_item<A: Numeric, O: ScanOp>() -> Item<A> {
+    Item::<A> {
+        value: O::identity::<A>(),
+        index: u32::MAX,
+    }
+}
+
+/// `a ⊕ b` (`a` earlier). With `indexed`, the index follows the selected operand.
+#[cube]
+pub fn combine_items<A: Numeric, O: ScanOp>(
+    a: Item<A>,
+    b: Item<A>,
+    #[comptime] indexed: bool,
+) -> Item<A> {
+    if comptime![indexed] {
+        let take = O::take_second::<A>(a.value, b.value);
+        Item::<A> {
+            value: select(take, b.value, a.value),
+            index: select(take, b.index, a.index),
+        }
+    } else {
+        Item::<A> {
+            value: O::combine::<A>(a.value, b.value),
+            index: 0u32,
+        }
+    }
+}
+
+/// The lowest value of `A`: -inf for floats (built at run time, since WGSL has no inf
+/// literal), the minimum for integers.
+#[cube]
+pub fn lowest<A: Numeric>() -> A {
+    let ty = type_of::<A>();
+    if comptime![ty.elem_type().is_float()] {
+        A::cast_from(f32::reinterpret(0xff80_0000u32))
+    } else {
+        A::min_value()
+    }
+}
+
+/// The highest value of `A`: +inf for floats, the maximum for integers.
+#[cube]
+pub fn highest<A: Numeric>() -> A {
+    let ty = type_of::<A>();
+    if comptime![ty.elem_type().is_float()] {
+        A::cast_from(f32::reinterpret(0x7f80_0000u32))
+    } else {
+        A::max_value()
+    }
+}

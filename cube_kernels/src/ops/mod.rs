@@ -1,0 +1,34 @@
+//! Scan operators. An operator is an identity and an associative `combine`; the selection
+//! operators (max, min) also say which side wins, which is what the index-tracking scans use.
+
+mod add;
+mod item;
+mod max;
+mod min;
+mod mul;
+
+pub use add::Add;
+pub use item::{combine_items, highest, identity_item, item_at, lowest, Item};
+pub use max::Max;
+pub use min::Min;
+pub use mul::Mul;
+
+use cubecl::prelude::*;
+
+/// An associative operator with an identity. `a` is always the earlier operand.
+#[cube]
+pub trait ScanOp: 'static + Send + Sync {
+    /// The identity element: `combine(identity(), x) == x` for every `x`.
+    fn identity<A: Numeric>() -> A;
+    /// `a ⊕ b`, where `a` comes before `b` in scan order.
+    fn combine<A: Numeric>(a: A, b: A) -> A;
+    /// Selection operators: whether the later operand `b` replaces `a` (ties and NaN pick the
+    /// later one, as PyTorch's cummax / cummin do). Arithmetic operators return `false`.
+    fn take_second<A: Numeric>(a: A, b: A) -> bool;
+}
+
+/// `x != x`: true only for a float NaN (always false for integers).
+#[cube]
+pub fn is_nan<A: Numeric>(x: A) -> bool {
+    x != x
+}

@@ -1,0 +1,18 @@
+use super::ScanOp;
+use cubecl::prelude::*;
+
+/// Product (integer products wrap).
+pub struct Mul;
+
+#[cube]
+impl ScanOp for Mul {
+    fn identity<A: Numeric>() -> A {
+        A::from_int(1)
+    }
+    fn combine<A: Numeric>(a: A, b: A) -> A {
+        a * b
+    }
+    fn take_second<A: Numeric>(_a: A, _b: A) -> bool {
+        false.into()
+    }
+}

@@ -1,0 +1,50 @@
+//! Picking the best device: CUDA, then wgpu, then the CPU path.
+
+/// Which backend a program runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Cuda,
+    Wgpu,
+    Cpu,
+}
+
+/// Whether a CUDA device can be opened (the driver is loaded at run time).
+#[cfg(feature = "cuda")]
+pub fn cuda_available() -> bool {
+    std::panic::catch_unwind(|| {
+        use cubecl::Runtime;
+        let client = cubecl::cuda::CudaRuntime::client(&Default::default());
+        let _ = client.properties();
+    })
+    .is_ok()
+}
+
+/// Whether a wgpu adapter can be opened.
+#[cfg(feature = "wgpu")]
+pub fn wgpu_available() -> bool {
+    std::panic::catch_unwind(|| {
+        use cubecl::Runtime;
+        let client = cubecl::wgpu::WgpuRuntime::client(&Default::default());
+        let _ = client.properties();
+    })
+    .is_ok()
+}
+
+/// The best backend found: CUDA → wgpu → CPU. `CUBEPRIM_BACKEND=cuda|wgpu|cpu` overrides.
+pub fn best_backend() -> Backend {
+    match std::env::var("CUBEPRIM_BACKEND").as_deref() {
+        Ok("cuda") => return Backend::Cuda,
+        Ok("wgpu") => return Backend::Wgpu,
+        Ok("cpu") => return Backend::Cpu,
+        _ => {}
+    }
+    #[cfg(feature = "cuda")]
+    if cuda_available() {
+        return Backend::Cuda;
+    }
+    #[cfg(feature = "wgpu")]
+    if wgpu_available() {
+        return Backend::Wgpu;
+    }
+    Backend::Cpu
+}

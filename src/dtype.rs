@@ -1,0 +1,90 @@
+use cubecl::prelude::CubePrimitive;
+use half::{bf16, f16};
+use std::fmt;
+
+/// Element types cubeprim handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    F32,
+    F16,
+    BF16,
+    F64,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F16 | DType::BF16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F16 | DType::BF16 | DType::F64)
+    }
+    /// Bytes of the type the scans accumulate in (f32 for f16 / bf16).
+    pub fn accumulator_size(self) -> usize {
+        self.size().max(4)
+    }
+    pub const ALL: [DType; 8] = [
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::F64,
+        DType::I32,
+        DType::U32,
+        DType::I64,
+        DType::U64,
+    ];
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F64 => "f64",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::U64 => "u64",
+        };
+        f.write_str(s)
+    }
+}
+
+/// A host element type with its [`DType`].
+pub trait Element: bytemuck::Pod + CubePrimitive + PartialOrd + fmt::Debug + Send + Sync {
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty, $d:ident, |$v:ident| $to:expr, |$w:ident| $from:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn to_f64(self) -> f64 {
+                let $v = self;
+                $to
+            }
+            fn from_f64($w: f64) -> Self {
+                $from
+            }
+        }
+    };
+}
+element!(f32, F32, |v| v as f64, |w| w as f32);
+element!(f64, F64, |v| v, |w| w);
+element!(f16, F16, |v| v.to_f64(), |w| f16::from_f64(w));
+element!(bf16, BF16, |v| v.to_f64(), |w| bf16::from_f64(w));
+element!(i32, I32, |v| v as f64, |w| w as i32);
+element!(u32, U32, |v| v as f64, |w| w as u32);
+element!(i64, I64, |v| v as f64, |w| w as i64);
+element!(u64, U64, |v| v as f64, |w| w as u64);

@@ -1,0 +1,23 @@
+use crate::DType;
+
+/// Everything that can go wrong in a cubeprim call. Bad input is reported, never a panic.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    #[error("axis {axis} is out of range for a tensor of rank {rank}")]
+    AxisOutOfRange { axis: isize, rank: usize },
+    #[error("dtype {dtype} is not supported here: {reason}")]
+    UnsupportedDType { dtype: DType, reason: String },
+    #[error("shape mismatch: expected {expected:?}, got {got:?}")]
+    ShapeMismatch {
+        expected: Vec<usize>,
+        got: Vec<usize>,
+    },
+    #[error("length mismatch: expected {expected} elements, got {got}")]
+    LengthMismatch { expected: usize, got: usize },
+    #[error("scratch too small: this call needs {needed} bytes, the workspace holds {available}")]
+    ScratchTooSmall { needed: usize, available: usize },
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,43 @@
+//! # cubeprim
+//!
+//! Device-wide parallel primitives for tensor code, written once in CubeCL and run on CUDA,
+//! wgpu (Vulkan / Metal / DX12) and — through the CPU reference — anywhere.
+//!
+//! This release has the **scan family**: `cumsum`, `cumprod`, `cummax`, `cummin` (inclusive or
+//! exclusive, forward or reverse, any axis of a strided N-d tensor; `cummax`/`cummin` also with
+//! indices) and device-wide 1-D scans of any length.
+//!
+//! ```no_run
+//! use cubeprim::{DeviceTensor, ScanOp, ScanOptions, Workspace};
+//! use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+//! use cubecl::Runtime;
+//!
+//! let client = WgpuRuntime::client(&WgpuDevice::default());
+//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
+//! let mut ws = Workspace::new();
+//! let y = cubeprim::scan(&client, &x, 1, ScanOp::Sum, ScanOptions::default(), &mut ws).unwrap();
+//! assert_eq!(y.to_vec::<f32>(&client), vec![1.0, 3.0, 3.0, 7.0]);
+//! ```
+//!
+//! Kernels live in the `cubeprim-kernels` crate (plane → cube → device); this crate holds the
+//! host side: dispatch ([`scan`]), scratch ([`Workspace`]), errors ([`Error`]) and the CPU
+//! reference ([`cpu`]).
+
+pub mod cpu;
+pub mod device;
+mod dtype;
+mod error;
+pub mod scan;
+mod tensor;
+mod workspace;
+
+pub use dtype::{DType, Element};
+pub use error::{Error, Result};
+pub use scan::{
+    cummax, cummax_with_indices, cummin, cummin_with_indices, cumprod, cumsum, scan,
+    scan_with_indices, scan_workspace_bytes, PlaneOps, ScanAlgorithm, ScanOp, ScanOptions,
+};
+pub use tensor::DeviceTensor;
+pub use workspace::Workspace;
+
+pub use cubecl;

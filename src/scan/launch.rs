@@ -1,0 +1,351 @@
+//! Dtype / operator dispatch and the kernel launches.
+
+use super::plan::{Route, ScanPlan};
+use super::{resolve_axis, ScanOp, ScanOptions};
+use crate::workspace::StateLease;
+use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubeprim_kernels::device::reduce_tiles::reduce_tiles;
+use cubeprim_kernels::device::scan_rows::scan_rows;
+use cubeprim_kernels::device::ScanMode;
+use cubeprim_kernels::ops::{Add, Max, Min, Mul};
+use half::{bf16, f16};
+
+/// Whether the runtime can store, load and do arithmetic on `dtype`.
+pub(crate) fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Result<()> {
+    let ty = match dtype {
+        DType::F32 => f32::as_type_native_unchecked(),
+        DType::F16 => f16::as_type_native_unchecked(),
+        DType::BF16 => bf16::as_type_native_unchecked(),
+        DType::F64 => f64::as_type_native_unchecked(),
+        DType::I32 => i32::as_type_native_unchecked(),
+        DType::U32 => u32::as_type_native_unchecked(),
+        DType::I64 => i64::as_type_native_unchecked(),
+        DType::U64 => u64::as_type_native_unchecked(),
+    };
+    if !client.properties().supports_type(ty) {
+        return Err(Error::UnsupportedDType {
+            dtype,
+            reason: format!("the {} runtime has no {dtype}", R::name(client)),
+        });
+    }
+    if matches!(dtype, DType::F16 | DType::BF16)
+        && !client
+            .properties()
+            .supports_type(f32::as_type_native_unchecked())
+    {
+        return Err(Error::UnsupportedDType {
+            dtype,
+            reason: "no f32 accumulator".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The index dtype of indexed scans on this runtime.
+pub(crate) fn index_dtype<R: Runtime>(client: &ComputeClient<R>) -> DType {
+    if client
+        .properties()
+        .supports_type(i64::as_type_native_unchecked())
+    {
+        DType::I64
+    } else {
+        DType::I32
+    }
+}
+
+/// Buffers of one scan launch.
+struct Buffers {
+    input: Handle,
+    input_len: usize,
+    output: Handle,
+    indices: Handle,
+    indices_len: usize,
+    state: Handle,
+    state_len: usize,
+    prefixes: Handle,
+    prefixes_len: usize,
+    layout: Handle,
+    layout_len: usize,
+}
+
+pub(crate) fn scan<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+    indexed: bool,
+) -> Result<(DeviceTensor<R>, Option<DeviceTensor<R>>)> {
+    let axis = resolve_axis(axis, input.rank())?;
+    check_dtype(client, input.dtype)?;
+    if input.strides.len() != input.rank() {
+        return Err(Error::ShapeMismatch {
+            expected: input.shape.clone(),
+            got: input.strides.clone(),
+        });
+    }
+    let out = DeviceTensor::empty(client, &input.shape, input.dtype);
+    let idx_dtype = index_dtype(client);
+    let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, idx_dtype));
+    if input.num_elements() == 0 {
+        return Ok((out, idx));
+    }
+    let plan = ScanPlan::new(
+        client,
+        &input.shape,
+        &input.strides,
+        input.offset,
+        axis,
+        input.dtype,
+        indexed,
+        opts,
+    )?;
+    let dummy = || client.empty(8);
+    let layout = client.create_from_slice(bytemuck::cast_slice(&plan.layout));
+    let mut bufs = Buffers {
+        input: input.handle.clone(),
+        input_len: input.handle.size() as usize / input.dtype.size() / plan.vec,
+        output: out.handle.clone(),
+        indices: idx.as_ref().map(|t| t.handle.clone()).unwrap_or_else(dummy),
+        indices_len: if indexed { input.num_elements() } else { 1 },
+        state: dummy(),
+        state_len: 1,
+        prefixes: dummy(),
+        prefixes_len: 1,
+        layout,
+        layout_len: plan.layout.len(),
+    };
+    let (count, cubes) = plan.cube_count();
+    let mut lease = None;
+    match plan.route {
+        Route::SingleTile => {}
+        Route::Lookback => {
+            let l: StateLease = workspace.lease(client, plan.state_bytes, cubes)?;
+            bufs.state = l.handle.clone();
+            bufs.state_len = l.words;
+            lease = Some(l);
+        }
+        Route::ReduceThenScan => {
+            let acc = accumulator_dtype(input.dtype);
+            let aggregates =
+                DeviceTensor::<R>::empty(client, &[plan.rows, plan.tiles_per_row as usize], acc);
+            dispatch_reduce(
+                client,
+                input.dtype,
+                op,
+                &plan,
+                &bufs,
+                &aggregates.handle,
+                count.clone(),
+            );
+            let prefixes = super::scan(
+                client,
+                &aggregates,
+                1,
+                op,
+                ScanOptions {
+                    exclusive: true,
+                    reverse: false,
+                    ..opts
+                },
+                workspace,
+            )?;
+            bufs.prefixes = prefixes.handle.clone();
+            bufs.prefixes_len = plan.num_tiles as usize;
+        }
+    }
+    let (epoch, base) = lease
+        .as_ref()
+        .map(|l| (l.epoch, l.counter_base))
+        .unwrap_or((1, 0));
+    dispatch_scan(
+        client,
+        input.dtype,
+        idx_dtype,
+        op,
+        &plan,
+        &bufs,
+        count,
+        epoch,
+        base,
+    );
+    Ok((out, idx))
+}
+
+/// The type a dtype's scans accumulate in.
+pub(crate) fn accumulator_dtype(d: DType) -> DType {
+    match d {
+        DType::F16 | DType::BF16 => DType::F32,
+        d => d,
+    }
+}
+
+/// Runs `$body` with `$T` (storage) and `$A` (accumulator) bound to the dtype's types.
+macro_rules! with_dtype {
+    ($dtype:expr, |$T:ident, $A:ident| $body:expr) => {
+        match $dtype {
+            DType::F32 => {
+                type $T = f32;
+                type $A = f32;
+                $body
+            }
+            DType::F16 => {
+                type $T = f16;
+                type $A = f32;
+                $body
+            }
+            DType::BF16 => {
+                type $T = bf16;
+                type $A = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                type $A = f64;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                type $A = i32;
+                $body
+            }
+            DType::U32 => {
+                type $T = u32;
+                type $A = u32;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                type $A = i64;
+                $body
+            }
+            DType::U64 => {
+                type $T = u64;
+                type $A = u64;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with `$O` bound to the operator's kernel type.
+macro_rules! with_op {
+    ($op:expr, |$O:ident| $body:expr) => {
+        match $op {
+            ScanOp::Sum => {
+                type $O = Add;
+                $body
+            }
+            ScanOp::Prod => {
+                type $O = Mul;
+                $body
+            }
+            ScanOp::Max => {
+                type $O = Max;
+                $body
+            }
+            ScanOp::Min => {
+                type $O = Min;
+                $body
+            }
+        }
+    };
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dispatch_scan<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    idx_dtype: DType,
+    op: ScanOp,
+    plan: &ScanPlan,
+    bufs: &Buffers,
+    count: CubeCount,
+    epoch: u32,
+    base: u32,
+) {
+    with_dtype!(dtype, |T, A| with_op!(op, |O| {
+        if plan.cfg.indexed && idx_dtype == DType::I64 {
+            launch_scan::<R, T, A, i64, O>(client, plan, bufs, count, epoch, base)
+        } else {
+            launch_scan::<R, T, A, i32, O>(client, plan, bufs, count, epoch, base)
+        }
+    }))
+}
+
+fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::ScanOp>(
+    client: &ComputeClient<R>,
+    plan: &ScanPlan,
+    b: &Buffers,
+    count: CubeCount,
+    epoch: u32,
+    base: u32,
+) {
+    let mode = match plan.route {
+        Route::SingleTile => ScanMode::SingleTile,
+        Route::Lookback => ScanMode::Lookback {
+            window: plan.window,
+            spins: plan.spins,
+        },
+        Route::ReduceThenScan => ScanMode::Prefixed,
+    };
+    let out_len = plan.rows * plan.n / plan.vec;
+    // SAFETY: the plan keeps every access inside the buffers (row offsets from the tensor's
+    // own shape and strides; tiles masked at the row end).
+    unsafe {
+        scan_rows::launch_unchecked::<T, A, X, O, R>(
+            client,
+            count,
+            CubeDim::new_1d(plan.cfg.threads),
+            plan.vec,
+            ArrayArg::from_raw_parts(b.input.clone(), b.input_len),
+            ArrayArg::from_raw_parts(b.output.clone(), out_len),
+            ArrayArg::from_raw_parts(b.indices.clone(), b.indices_len),
+            ArrayArg::from_raw_parts(b.state.clone(), b.state_len),
+            ArrayArg::from_raw_parts(b.prefixes.clone(), b.prefixes_len),
+            ArrayArg::from_raw_parts(b.layout.clone(), b.layout_len),
+            plan.n_vec,
+            plan.tiles_per_row,
+            plan.num_tiles,
+            plan.in_stride,
+            plan.out_stride,
+            epoch,
+            base,
+            plan.cfg,
+            mode,
+        )
+    }
+}
+
+fn dispatch_reduce<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    op: ScanOp,
+    plan: &ScanPlan,
+    bufs: &Buffers,
+    aggregates: &Handle,
+    count: CubeCount,
+) {
+    with_dtype!(dtype, |T, A| with_op!(op, |O| {
+        // SAFETY: as for the scan; one aggregate per tile.
+        unsafe {
+            reduce_tiles::launch_unchecked::<T, A, O, R>(
+                client,
+                count,
+                CubeDim::new_1d(plan.cfg.threads),
+                plan.vec,
+                ArrayArg::from_raw_parts(bufs.input.clone(), bufs.input_len),
+                ArrayArg::from_raw_parts(aggregates.clone(), plan.num_tiles as usize),
+                ArrayArg::from_raw_parts(bufs.layout.clone(), bufs.layout_len),
+                plan.n_vec,
+                plan.tiles_per_row,
+                plan.num_tiles,
+                plan.in_stride,
+                plan.cfg,
+            )
+        }
+    }))
+}

@@ -1,0 +1,202 @@
+//! Scans along any axis: the host side of the scan family.
+//!
+//! One engine ([`cubeprim_kernels::device::scan_rows`]) serves every operator, direction and
+//! dtype. [`plan`] picks the algorithm from the shape:
+//! - rows that fit one tile (`256 × 4` vectors, i.e. 4096 f32) get one cube per row;
+//! - longer rows and 1-D arrays are cut into tiles scanned in a single pass with decoupled
+//!   look-back ([`ScanAlgorithm::DecoupledLookback`]), whose fallback makes it safe on runtimes
+//!   without forward-progress guarantees;
+//! - [`ScanAlgorithm::ReduceThenScan`] (tile aggregates → scan of aggregates → rescan) is kept
+//!   as a baseline.
+//!
+//! Any axis of a strided tensor is scanned in place (no transpose, no copy); the output is
+//! contiguous. The last axis of a contiguous tensor takes the vectorised fast path.
+
+mod launch;
+mod plan;
+
+use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use cubecl::prelude::*;
+
+pub use plan::{tile_len, ScanPlan};
+
+/// The scan operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    /// Running sum (integers wrap).
+    Sum,
+    /// Running product (integers wrap).
+    Prod,
+    /// Running maximum (NaN propagates).
+    Max,
+    /// Running minimum (NaN propagates).
+    Min,
+}
+
+/// How long rows are scanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ScanAlgorithm {
+    /// One cube per row when the row fits a tile, else decoupled look-back.
+    #[default]
+    Auto,
+    /// Single pass, decoupled look-back with fallback (also for short rows).
+    DecoupledLookback,
+    /// Three passes: tile aggregates, scan of the aggregates, rescan with prefixes.
+    /// Not available with indices.
+    ReduceThenScan,
+}
+
+/// Whether the cube-wide scan uses plane (subgroup) operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PlaneOps {
+    /// Where the runtime reports them.
+    #[default]
+    Auto,
+    /// Always (e.g. lavapipe, which runs them but does not report them).
+    Force,
+    /// Never: shared memory only.
+    Off,
+}
+
+/// Variants of a scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ScanOptions {
+    /// Element `i` gets the combination of the elements before it (the identity first).
+    pub exclusive: bool,
+    /// Scan from the end of the axis towards its start.
+    pub reverse: bool,
+    pub algorithm: ScanAlgorithm,
+    pub plane_ops: PlaneOps,
+}
+
+impl ScanOptions {
+    pub fn exclusive(mut self) -> Self {
+        self.exclusive = true;
+        self
+    }
+    pub fn reverse(mut self) -> Self {
+        self.reverse = true;
+        self
+    }
+    pub fn algorithm(mut self, a: ScanAlgorithm) -> Self {
+        self.algorithm = a;
+        self
+    }
+    pub fn plane_ops(mut self, p: PlaneOps) -> Self {
+        self.plane_ops = p;
+        self
+    }
+}
+
+/// Resolves a possibly negative axis.
+pub(crate) fn resolve_axis(axis: isize, rank: usize) -> Result<usize> {
+    let a = if axis < 0 { axis + rank as isize } else { axis };
+    if rank == 0 || a < 0 || a as usize >= rank {
+        return Err(Error::AxisOutOfRange { axis, rank });
+    }
+    Ok(a as usize)
+}
+
+/// Bytes of [`Workspace`] a scan of this shape needs (0 when it needs none).
+pub fn scan_workspace_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    axis: isize,
+    dtype: DType,
+    with_indices: bool,
+    opts: ScanOptions,
+) -> Result<usize> {
+    let axis = resolve_axis(axis, shape.len())?;
+    let strides = crate::tensor::contiguous_strides(shape);
+    let plan = ScanPlan::new(client, shape, &strides, 0, axis, dtype, with_indices, opts)?;
+    Ok(plan.state_bytes)
+}
+
+/// Scan of `input` along `axis` (negative counts from the end). Returns a contiguous tensor.
+pub fn scan<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    launch::scan(client, input, axis, op, opts, workspace, false).map(|(out, _)| out)
+}
+
+/// Running max / min with the index (along `axis`) of the element holding it, as PyTorch's
+/// `cummax` / `cummin` (ties and NaN pick the latest index). Indices are i64 where the runtime
+/// has 64-bit integers, else i32; `-1` marks "no element" (first slot of an exclusive scan).
+pub fn scan_with_indices<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    if !matches!(op, ScanOp::Max | ScanOp::Min) {
+        return Err(Error::Unsupported(format!(
+            "indices are defined for max and min, not {op:?}"
+        )));
+    }
+    launch::scan(client, input, axis, op, opts, workspace, true)
+        .map(|(out, idx)| (out, idx.expect("indexed scan returns indices")))
+}
+
+macro_rules! shorthand {
+    ($(#[$m:meta])* $name:ident, $op:ident) => {
+        $(#[$m])*
+        pub fn $name<R: Runtime>(
+            client: &ComputeClient<R>,
+            input: &DeviceTensor<R>,
+            axis: isize,
+        ) -> Result<DeviceTensor<R>> {
+            scan(client, input, axis, ScanOp::$op, ScanOptions::default(), &mut Workspace::new())
+        }
+    };
+}
+shorthand!(
+    /// Inclusive running sum along `axis` (allocates its scratch).
+    cumsum, Sum);
+shorthand!(
+    /// Inclusive running product along `axis`.
+    cumprod, Prod);
+shorthand!(
+    /// Inclusive running maximum along `axis`.
+    cummax, Max);
+shorthand!(
+    /// Inclusive running minimum along `axis`.
+    cummin, Min);
+
+/// `cummax` with indices (PyTorch's `torch.cummax`).
+pub fn cummax_with_indices<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    scan_with_indices(
+        client,
+        input,
+        axis,
+        ScanOp::Max,
+        ScanOptions::default(),
+        &mut Workspace::new(),
+    )
+}
+
+/// `cummin` with indices (PyTorch's `torch.cummin`).
+pub fn cummin_with_indices<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    scan_with_indices(
+        client,
+        input,
+        axis,
+        ScanOp::Min,
+        ScanOptions::default(),
+        &mut Workspace::new(),
+    )
+}

@@ -1,0 +1,177 @@
+//! Plain data chosen on the host: how a scan is cut into rows, vectors and tiles.
+
+use super::{PlaneOps, ScanAlgorithm, ScanOptions};
+use crate::{DType, Error, Result};
+use cubecl::ir::features::Plane;
+use cubecl::prelude::*;
+use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::tile_state::words_per_tile;
+
+/// Units and vectors per unit of the tile used for long rows.
+pub const LONG_TILE: (u32, u32) = (256, 4);
+/// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
+const SHORT_TILES: [(u32, u32); 6] = [(32, 1), (32, 2), (64, 2), (128, 2), (128, 4), (256, 4)];
+/// Predecessors read per look-back round.
+const WINDOW: u32 = 32;
+/// Look-back rounds a cube waits for a silent predecessor before reducing its tile itself.
+pub const SPINS: u32 = 16;
+
+/// The resolved algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    SingleTile,
+    Lookback,
+    ReduceThenScan,
+}
+
+/// Everything a scan launch needs, derived from shape, strides and options.
+#[derive(Debug, Clone)]
+pub struct ScanPlan {
+    pub rows: usize,
+    /// Elements along the axis.
+    pub n: usize,
+    /// Elements per vector.
+    pub vec: usize,
+    pub n_vec: u32,
+    /// `[rank, shape.., in_strides.., out_strides.., in_offset]` of the other axes, in vectors.
+    pub layout: Vec<u32>,
+    pub in_stride: u32,
+    pub out_stride: u32,
+    pub cfg: TileConfig,
+    pub tiles_per_row: u32,
+    pub num_tiles: u32,
+    pub route: Route,
+    pub window: u32,
+    pub spins: u32,
+    /// Look-back state bytes (0 unless `route == Lookback`).
+    pub state_bytes: usize,
+}
+
+/// Elements in one tile of a long-row scan of `dtype` (vectorised by `vec`).
+pub fn tile_len(vec: usize) -> usize {
+    (LONG_TILE.0 * LONG_TILE.1) as usize * vec
+}
+
+fn to_u32(v: usize, what: &str) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
+}
+
+impl ScanPlan {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new<R: Runtime>(
+        client: &ComputeClient<R>,
+        shape: &[usize],
+        strides: &[usize],
+        offset: usize,
+        axis: usize,
+        dtype: DType,
+        indexed: bool,
+        opts: ScanOptions,
+    ) -> Result<Self> {
+        let n = shape[axis];
+        let rows: usize = shape
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| *d != axis)
+            .map(|(_, s)| s)
+            .product();
+        let out_strides = crate::tensor::contiguous_strides(shape);
+        let others: Vec<usize> = (0..shape.len()).filter(|&d| d != axis).collect();
+
+        // Vector width: the axis must be unit-stride in input and output, and every other
+        // offset a multiple of the width.
+        let max_vec = (16 / dtype.size()).clamp(1, 4);
+        let mut vec = 1;
+        if strides[axis] == 1 && out_strides[axis] == 1 {
+            for w in [4usize, 2] {
+                if w <= max_vec
+                    && n % w == 0
+                    && offset % w == 0
+                    && others.iter().all(|&d| strides[d] % w == 0 || shape[d] == 1)
+                {
+                    vec = w;
+                    break;
+                }
+            }
+        }
+        let n_vec = to_u32(n / vec, "row length")?;
+        let mut layout = vec![others.len() as u32];
+        for &d in &others {
+            layout.push(to_u32(shape[d], "dimension")?);
+        }
+        for &d in &others {
+            layout.push(to_u32(strides[d] / vec, "stride")?);
+        }
+        for &d in &others {
+            layout.push(to_u32(out_strides[d] / vec, "stride")?);
+        }
+        layout.push(to_u32(offset / vec, "offset")?);
+
+        let plane_ops = match opts.plane_ops {
+            PlaneOps::Auto => client.features().plane.contains(Plane::Ops),
+            PlaneOps::Force => true,
+            PlaneOps::Off => false,
+        };
+        let plane_max = client.properties().hardware.plane_size_max.max(1);
+        let min_threads = if plane_ops { plane_max.max(32) } else { 32 };
+        if plane_ops && (plane_max > 256 || 256 % plane_max != 0) {
+            return Err(Error::Unsupported(format!("plane width {plane_max}")));
+        }
+
+        let fits = SHORT_TILES
+            .iter()
+            .find(|(t, v)| *t >= min_threads && t * v >= n_vec.max(1));
+        let (route, (threads, vpt)) = match (opts.algorithm, fits) {
+            (ScanAlgorithm::Auto, Some(&tile)) => (Route::SingleTile, tile),
+            (ScanAlgorithm::Auto, None) | (ScanAlgorithm::DecoupledLookback, _) => {
+                (Route::Lookback, fits.copied().unwrap_or(LONG_TILE))
+            }
+            (ScanAlgorithm::ReduceThenScan, _) => {
+                if indexed {
+                    return Err(Error::Unsupported(
+                        "reduce-then-scan does not track indices; use DecoupledLookback".into(),
+                    ));
+                }
+                (Route::ReduceThenScan, fits.copied().unwrap_or(LONG_TILE))
+            }
+        };
+        let cfg = TileConfig {
+            threads,
+            vectors_per_thread: vpt,
+            reverse: opts.reverse,
+            exclusive: opts.exclusive,
+            indexed,
+            plane_ops,
+        };
+        let tiles_per_row = n_vec.div_ceil(cfg.tile_vectors()).max(1);
+        let num_tiles = to_u32(rows * tiles_per_row as usize, "tile count")?;
+        let state_bytes = if route == Route::Lookback {
+            4 * (1 + num_tiles as usize * words_per_tile(dtype.accumulator_size(), indexed))
+        } else {
+            0
+        };
+        Ok(Self {
+            rows,
+            n,
+            vec,
+            n_vec,
+            layout,
+            in_stride: to_u32(strides[axis], "stride")?,
+            out_stride: to_u32(out_strides[axis], "stride")?,
+            cfg,
+            tiles_per_row,
+            num_tiles,
+            route,
+            window: WINDOW.min(threads),
+            spins: SPINS,
+            state_bytes,
+        })
+    }
+
+    /// Cube count covering `num_tiles` cubes (2-D past 65535), and its size.
+    pub fn cube_count(&self) -> (CubeCount, u32) {
+        let x = self.num_tiles.clamp(1, 65535);
+        let y = self.num_tiles.div_ceil(x).max(1);
+        (CubeCount::Static(x, y, 1), x * y)
+    }
+}
