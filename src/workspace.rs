@@ -16,6 +16,10 @@ pub struct Workspace<R: Runtime> {
     growable: bool,
     epoch: u32,
     counter: u32,
+    /// The last row layout uploaded, reused while shapes repeat.
+    layout: Option<(Vec<u32>, Handle)>,
+    /// A small buffer bound where a kernel argument is unused.
+    dummy: Option<Handle>,
     _r: std::marker::PhantomData<R>,
 }
 
@@ -42,6 +46,8 @@ impl<R: Runtime> Workspace<R> {
             growable: true,
             epoch: 0,
             counter: 0,
+            layout: None,
+            dummy: None,
             _r: Default::default(),
         }
     }
@@ -82,6 +88,23 @@ impl<R: Runtime> Workspace<R> {
         );
         self.epoch = 0;
         self.counter = 0;
+    }
+
+    /// The row layout `words` on the device, uploaded only when it changes.
+    pub(crate) fn layout(&mut self, client: &ComputeClient<R>, words: &[u32]) -> Handle {
+        match &self.layout {
+            Some((w, h)) if w == words => h.clone(),
+            _ => {
+                let h = client.create_from_slice(bytemuck::cast_slice(words));
+                self.layout = Some((words.to_vec(), h.clone()));
+                h
+            }
+        }
+    }
+
+    /// A small buffer for unused kernel arguments.
+    pub(crate) fn dummy(&mut self, client: &ComputeClient<R>) -> Handle {
+        self.dummy.get_or_insert_with(|| client.empty(16)).clone()
     }
 
     /// Leases `bytes` of look-back state for one launch of `cubes` cubes.

@@ -79,6 +79,47 @@ pub(crate) fn scan<R: Runtime>(
     workspace: &mut Workspace<R>,
     indexed: bool,
 ) -> Result<(DeviceTensor<R>, Option<DeviceTensor<R>>)> {
+    check_dtype(client, input.dtype)?;
+    let out = DeviceTensor::empty(client, &input.shape, input.dtype);
+    let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, index_dtype(client)));
+    scan_into(client, input, &out, idx.as_ref(), axis, op, opts, workspace)?;
+    Ok((out, idx))
+}
+
+/// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).
+fn check_output<R: Runtime>(t: &DeviceTensor<R>, shape: &[usize], dtype: DType) -> Result<()> {
+    if t.shape != shape {
+        return Err(Error::ShapeMismatch { expected: shape.to_vec(), got: t.shape.clone() });
+    }
+    if t.dtype != dtype {
+        return Err(Error::UnsupportedDType {
+            dtype: t.dtype,
+            reason: format!("the output must be {dtype}"),
+        });
+    }
+    if !t.is_contiguous() {
+        return Err(Error::Unsupported("outputs must be contiguous".into()));
+    }
+    let needed = t.num_elements() * dtype.size();
+    if (t.handle.size() as usize) < needed {
+        return Err(Error::LengthMismatch { expected: needed, got: t.handle.size() as usize });
+    }
+    Ok(())
+}
+
+/// The scan written into caller-provided (contiguous) outputs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    out: &DeviceTensor<R>,
+    idx: Option<&DeviceTensor<R>>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    let indexed = idx.is_some();
     let axis = resolve_axis(axis, input.rank())?;
     check_dtype(client, input.dtype)?;
     if input.strides.len() != input.rank() {
@@ -87,11 +128,13 @@ pub(crate) fn scan<R: Runtime>(
             got: input.strides.clone(),
         });
     }
-    let out = DeviceTensor::empty(client, &input.shape, input.dtype);
+    check_output(out, &input.shape, input.dtype)?;
     let idx_dtype = index_dtype(client);
-    let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, idx_dtype));
+    if let Some(i) = idx {
+        check_output(i, &input.shape, idx_dtype)?;
+    }
     if input.num_elements() == 0 {
-        return Ok((out, idx));
+        return Ok(());
     }
     let plan = ScanPlan::new(
         client,
@@ -103,13 +146,14 @@ pub(crate) fn scan<R: Runtime>(
         indexed,
         opts,
     )?;
-    let dummy = || client.empty(8);
-    let layout = client.create_from_slice(bytemuck::cast_slice(&plan.layout));
+    let dummy_handle = workspace.dummy(client);
+    let dummy = || dummy_handle.clone();
+    let layout = workspace.layout(client, &plan.layout);
     let mut bufs = Buffers {
         input: input.handle.clone(),
         input_len: input.handle.size() as usize / input.dtype.size() / plan.vec,
         output: out.handle.clone(),
-        indices: idx.as_ref().map(|t| t.handle.clone()).unwrap_or_else(dummy),
+        indices: idx.map(|t| t.handle.clone()).unwrap_or_else(dummy),
         indices_len: if indexed { input.num_elements() } else { 1 },
         state: dummy(),
         state_len: 1,
@@ -172,7 +216,7 @@ pub(crate) fn scan<R: Runtime>(
         epoch,
         base,
     );
-    Ok((out, idx))
+    Ok(())
 }
 
 /// The type a dtype's scans accumulate in.
@@ -288,6 +332,9 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::
         Route::SingleTile => ScanMode::SingleTile,
         Route::Lookback => ScanMode::Lookback {
             window: plan.window,
+            windows: plan.windows,
+            plain_reads: plan.plain_reads,
+            plane_max: plan.plane_max,
             spins: plan.spins,
         },
         Route::ReduceThenScan => ScanMode::Prefixed,
@@ -305,6 +352,13 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::
             ArrayArg::from_raw_parts(b.output.clone(), out_len),
             ArrayArg::from_raw_parts(b.indices.clone(), b.indices_len),
             ArrayArg::from_raw_parts(b.state.clone(), b.state_len),
+            // The state again, for plain polling loads where the plan allows them (CUDA); a
+            // wgpu dispatch may not bind one buffer both atomic and plain.
+            if plan.plain_reads {
+                ArrayArg::from_raw_parts(b.state.clone(), b.state_len)
+            } else {
+                ArrayArg::from_raw_parts(b.prefixes.clone(), 1)
+            },
             ArrayArg::from_raw_parts(b.prefixes.clone(), b.prefixes_len),
             ArrayArg::from_raw_parts(b.layout.clone(), b.layout_len),
             plan.n_vec,

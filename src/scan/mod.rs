@@ -18,7 +18,7 @@ mod plan;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 
-pub use plan::{tile_len, ScanPlan};
+pub use plan::{tile_len, ScanPlan, LONG_TILE, SPINS, WINDOWS};
 
 /// The scan operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,6 +67,21 @@ pub struct ScanOptions {
     pub reverse: bool,
     pub algorithm: ScanAlgorithm,
     pub plane_ops: PlaneOps,
+    /// Overrides of the tile shape and look-back constants, for benchmarks and tests.
+    pub tuning: Option<ScanTuning>,
+}
+
+/// Tile shape and look-back constants (normally chosen by the plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScanTuning {
+    /// Units per cube of long-row tiles (a multiple of the plane width, at most 1024).
+    pub threads: u32,
+    /// Vectors each unit loads.
+    pub vectors_per_thread: u32,
+    /// Plane windows the look-back may walk over (plane path).
+    pub windows: u32,
+    /// Rounds a cube waits on a silent predecessor before reducing its tile itself.
+    pub spins: u32,
 }
 
 impl ScanOptions {
@@ -80,6 +95,10 @@ impl ScanOptions {
     }
     pub fn algorithm(mut self, a: ScanAlgorithm) -> Self {
         self.algorithm = a;
+        self
+    }
+    pub fn tuning(mut self, t: ScanTuning) -> Self {
+        self.tuning = Some(t);
         self
     }
     pub fn plane_ops(mut self, p: PlaneOps) -> Self {
@@ -122,6 +141,32 @@ pub fn scan<R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
     launch::scan(client, input, axis, op, opts, workspace, false).map(|(out, _)| out)
+}
+
+/// [`scan`] into caller-provided contiguous outputs (`output`: the input's shape and dtype;
+/// `indices`: with [`ScanOp::Max`] / [`ScanOp::Min`] only, the index dtype of
+/// [`scan_with_indices`]). With a reused [`Workspace`], this call allocates nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn scan_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    output: &DeviceTensor<R>,
+    indices: Option<&DeviceTensor<R>>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    if indices.is_some() && !matches!(op, ScanOp::Max | ScanOp::Min) {
+        return Err(Error::Unsupported(format!("indices are defined for max and min, not {op:?}")));
+    }
+    launch::scan_into(client, input, output, indices, axis, op, opts, workspace)
+}
+
+/// The dtype of the indices of [`scan_with_indices`] on this runtime: i64 where the runtime
+/// has 64-bit integers, else i32.
+pub fn index_dtype<R: Runtime>(client: &ComputeClient<R>) -> DType {
+    launch::index_dtype(client)
 }
 
 /// Running max / min with the index (along `axis`) of the element holding it, as PyTorch's

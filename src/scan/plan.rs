@@ -8,11 +8,13 @@ use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::tile_state::words_per_tile;
 
 /// Units and vectors per unit of the tile used for long rows.
-pub const LONG_TILE: (u32, u32) = (256, 4);
+pub const LONG_TILE: (u32, u32) = (256, 8);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
-const SHORT_TILES: [(u32, u32); 6] = [(32, 1), (32, 2), (64, 2), (128, 2), (128, 4), (256, 4)];
+const SHORT_TILES: [(u32, u32); 7] = [(32, 1), (32, 2), (64, 2), (128, 2), (128, 4), (256, 4), (256, 8)];
 /// Predecessors read per look-back round.
 const WINDOW: u32 = 32;
+/// Plane-wide windows the plane look-back may walk over before waiting for a prefix.
+pub const WINDOWS: u32 = 8;
 /// Look-back rounds a cube waits for a silent predecessor before reducing its tile itself.
 pub const SPINS: u32 = 16;
 
@@ -42,7 +44,12 @@ pub struct ScanPlan {
     pub num_tiles: u32,
     pub route: Route,
     pub window: u32,
+    pub windows: u32,
     pub spins: u32,
+    /// Poll the look-back state with plain loads (CUDA only: there atomic loads are RMWs).
+    pub plain_reads: bool,
+    /// Widest plane of the device.
+    pub plane_max: u32,
     /// Look-back state bytes (0 unless `route == Lookback`).
     pub state_bytes: usize,
 }
@@ -118,22 +125,23 @@ impl ScanPlan {
             return Err(Error::Unsupported(format!("plane width {plane_max}")));
         }
 
+        if indexed && opts.algorithm == ScanAlgorithm::ReduceThenScan {
+            return Err(Error::Unsupported(
+                "reduce-then-scan does not track indices; use DecoupledLookback".into(),
+            ));
+        }
         let fits = SHORT_TILES
             .iter()
             .find(|(t, v)| *t >= min_threads && t * v >= n_vec.max(1));
+        let long = opts.tuning.map(|t| (t.threads, t.vectors_per_thread)).unwrap_or(LONG_TILE);
+        let fits = fits.filter(|(t, v)| t * v <= long.0 * long.1);
         let (route, (threads, vpt)) = match (opts.algorithm, fits) {
             (ScanAlgorithm::Auto, Some(&tile)) => (Route::SingleTile, tile),
             (ScanAlgorithm::Auto, None) | (ScanAlgorithm::DecoupledLookback, _) => {
-                (Route::Lookback, fits.copied().unwrap_or(LONG_TILE))
+                (Route::Lookback, fits.copied().unwrap_or(long))
             }
-            (ScanAlgorithm::ReduceThenScan, _) => {
-                if indexed {
-                    return Err(Error::Unsupported(
-                        "reduce-then-scan does not track indices; use DecoupledLookback".into(),
-                    ));
-                }
-                (Route::ReduceThenScan, fits.copied().unwrap_or(LONG_TILE))
-            }
+            (ScanAlgorithm::ReduceThenScan, Some(&tile)) => (Route::SingleTile, tile),
+            (ScanAlgorithm::ReduceThenScan, None) => (Route::ReduceThenScan, long),
         };
         let cfg = TileConfig {
             threads,
@@ -163,7 +171,10 @@ impl ScanPlan {
             num_tiles,
             route,
             window: WINDOW.min(threads),
-            spins: SPINS,
+            windows: opts.tuning.map(|t| t.windows).unwrap_or(WINDOWS),
+            spins: opts.tuning.map(|t| t.spins).unwrap_or(SPINS),
+            plain_reads: R::name(client) == "cuda",
+            plane_max: plane_max.min(64),
             state_bytes,
         })
     }

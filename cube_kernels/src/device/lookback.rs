@@ -1,10 +1,12 @@
-//! Decoupled look-back over a window of predecessors, with the decoupled-fallback rule.
+//! Decoupled look-back, with the decoupled-fallback rule.
 //!
-//! Units `0..window` each read one predecessor's status (in parallel: one memory round trip
-//! per round), then unit 0 looks for the nearest predecessor holding an inclusive prefix.
-//! When it finds one, the exclusive prefix is that prefix followed by the aggregates of the
-//! tiles in between, combined oldest first: every published prefix is then the same left fold
-//! of the tile aggregates, whichever tiles were ready, so float results are reproducible.
+//! A window of predecessors is read at once (one memory round trip per round): by the first
+//! plane with plane operations (windows of `PLANE_DIM` tiles, walked back over up to
+//! `max_slots` tiles with no cube-wide barrier), or by the first `window` units through shared
+//! memory without them. The nearest predecessor holding an inclusive prefix ends the walk; the
+//! exclusive prefix is that prefix followed by the aggregates of the tiles in between,
+//! combined oldest first: every published prefix is then the same left fold of the tile
+//! aggregates, whichever tiles were ready, so float results are reproducible.
 //!
 //! A predecessor that has published nothing after `spins` rounds is reduced by this cube
 //! itself (its input is at hand), so progress never depends on another cube being scheduled
@@ -34,15 +36,17 @@ pub struct LookbackShared<A: Numeric> {
 
 #[cube]
 impl<A: Numeric> LookbackShared<A> {
-    pub fn new(#[comptime] window: u32) -> LookbackShared<A> {
+    /// `windows` plane windows of up to 64 tiles (plane variant), or one `window` of tiles.
+    pub fn new(#[comptime] window: u32, #[comptime] windows: u32) -> LookbackShared<A> {
         let w = comptime![window as usize];
+        let n = comptime![(windows * 64).max(window) as usize];
         LookbackShared::<A> {
             status: SharedMemory::<u32>::new(w),
-            val: SharedMemory::<A>::new(w),
-            idx: SharedMemory::<u32>::new(w),
-            own: SharedMemory::<u32>::new(w),
-            own_val: SharedMemory::<A>::new(w),
-            own_idx: SharedMemory::<u32>::new(w),
+            val: SharedMemory::<A>::new(n),
+            idx: SharedMemory::<u32>::new(n),
+            own: SharedMemory::<u32>::new(n),
+            own_val: SharedMemory::<A>::new(n),
+            own_idx: SharedMemory::<u32>::new(n),
             ctrl: SharedMemory::<u32>::new(4usize),
             result_v: SharedMemory::<A>::new(1usize),
             result_i: SharedMemory::<u32>::new(1usize),
@@ -63,6 +67,282 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     stride: usize,
     n_vec: u32,
     state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
+    row_tile0: u32,
+    tile: u32,
+    epoch: u32,
+    sh: &mut TileShared<A>,
+    lb: &mut LookbackShared<A>,
+    #[comptime] cfg: TileConfig,
+    #[comptime] window: u32,
+    #[comptime] windows: u32,
+    #[comptime] spins: u32,
+    #[comptime] plain_reads: bool,
+    #[comptime] plane_max: u32,
+) -> Item<A> {
+    if comptime![cfg.plane_ops] {
+        lookback_planes::<T, A, O, N>(
+            input, base, stride, n_vec, state, view, row_tile0, tile, epoch, sh, lb, cfg, windows,
+            spins, plain_reads, plane_max,
+        )
+    } else {
+        lookback_shared::<T, A, O, N>(
+            input, base, stride, n_vec, state, view, row_tile0, tile, epoch, sh, lb, cfg, window,
+            spins,
+        )
+    }
+}
+
+/// Plane variant: the first plane walks back window by window (storing the aggregates it
+/// passes), with no cube-wide barrier until it has the prefix or needs a fallback.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+    input: &Array<Vector<T, N>>,
+    base: usize,
+    stride: usize,
+    n_vec: u32,
+    state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
+    row_tile0: u32,
+    tile: u32,
+    epoch: u32,
+    sh: &mut TileShared<A>,
+    lb: &mut LookbackShared<A>,
+    #[comptime] cfg: TileConfig,
+    #[comptime] windows: u32,
+    #[comptime] spins: u32,
+    #[comptime] plain_reads: bool,
+    #[comptime] plane_max: u32,
+) -> Item<A> {
+    let t = UNIT_POS;
+    let indexed = comptime![cfg.indexed];
+    let mut hist_v = Array::<A>::new(comptime![windows as usize]);
+    let mut hist_i = Array::<u32>::new(comptime![windows as usize]);
+    let mut i = t;
+    while i < comptime![windows * 64] {
+        lb.own[i as usize] = 0;
+        i += CUBE_DIM;
+    }
+    if t == 0 {
+        lb.ctrl[0] = 0;
+        lb.ctrl[1] = 0;
+        lb.ctrl[2] = 0;
+    }
+    sync_cube();
+    loop {
+        if t < PLANE_DIM {
+            walk_plane::<A, O>(
+                state, view, row_tile0, tile, epoch, lb, &mut hist_v, &mut hist_i, indexed, windows,
+                spins, plain_reads, plane_max,
+            );
+        }
+        sync_cube();
+        let fallback = lb.ctrl[1];
+        if fallback > 0 {
+            let s = fallback - 1;
+            let agg = reduce_tile::<T, A, O, N>(input, base, stride, n_vec, tile - 1 - s, sh, cfg);
+            if t == 0 {
+                lb.own[s as usize] = 1;
+                lb.own_val[s as usize] = agg.value;
+                lb.own_idx[s as usize] = agg.index;
+                lb.ctrl[1] = 0;
+            }
+        }
+        let done = lb.ctrl[0];
+        sync_cube();
+        if done == 1 {
+            break;
+        }
+    }
+    Item::<A> { value: lb.result_v[0], index: lb.result_i[0] }
+}
+
+/// One plane's walk: reads windows of `PLANE_DIM` predecessors (slot `s` is tile
+/// `tile - 1 - s`; window `d` holds slots `d * PLANE_DIM ..`) until a prefix (or the row start)
+/// is found — then the plane folds and unit 0 sets `ctrl[0]` — or a tile stays silent for
+/// `spins` rounds — then `ctrl[1]` names its slot and `ctrl[2]` keeps the depth for the next
+/// call. Each unit keeps its slot of every window passed in `hist` (registers), so no shared
+/// memory is exchanged inside the plane (WGSL has no plane barrier).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn walk_plane<A: Numeric, O: ScanOp>(
+    state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
+    row_tile0: u32,
+    tile: u32,
+    epoch: u32,
+    lb: &mut LookbackShared<A>,
+    hist_v: &mut Array<A>,
+    hist_i: &mut Array<u32>,
+    #[comptime] indexed: bool,
+    #[comptime] windows: u32,
+    #[comptime] spins: u32,
+    #[comptime] plain_reads: bool,
+    #[comptime] plane_max: u32,
+) {
+    let lane = UNIT_POS_PLANE;
+    let p = PLANE_DIM;
+    let mut d = lb.ctrl[2];
+    let mut waited = u32::new(0);
+    let mut round = u32::new(0);
+    let mut go = true;
+    while go {
+        round += 1;
+        let s = d * p + lane;
+        // ROW_START unless the slot is a tile of the row.
+        let mut status = 3u32;
+        let mut item = Item::<A> { value: A::from_int(0), index: 0u32 };
+        if s < tile {
+            // Plain loads, with an atomic refresh every 8th round (see `load_word`).
+            let plain = comptime![plain_reads] && (round % 8 != 7);
+            let st = read_status::<A>(state, view, row_tile0 + tile - 1 - s, epoch, plain, indexed);
+            status = st.status;
+            item = st.item;
+            if status == 0 && s < comptime![windows * 64] && lb.own[s as usize] == 1 {
+                status = 1;
+                item = Item::<A> { value: lb.own_val[s as usize], index: lb.own_idx[s as usize] };
+            }
+        }
+        hist_v[d as usize] = item.value;
+        hist_i[d as usize] = item.index;
+        let k = plane_min(select(status != 1, lane, p));
+        if k == p {
+            // A whole window of aggregates: move back if there is room, else wait here.
+            if d + 1 < windows {
+                d += 1;
+            }
+        } else {
+            let found = plane_shuffle(status, k);
+            if found == 0 {
+                waited += 1;
+                if waited >= spins {
+                    if lane == 0 {
+                        lb.ctrl[1] = d * p + k + 1;
+                        lb.ctrl[2] = d;
+                    }
+                    go = false;
+                }
+            } else {
+                let mut start = d * p + k;
+                if found == ROW_START {
+                    start -= 1;
+                }
+                let acc = fold_windows::<A, O>(hist_v, hist_i, start, indexed, plane_max);
+                if lane == 0 {
+                    lb.result_v[0] = acc.value;
+                    lb.result_i[0] = acc.index;
+                    lb.ctrl[0] = 1;
+                }
+                go = false;
+            }
+        }
+    }
+}
+
+/// Left fold of window slots `start ..= 0` (oldest first), all units of the plane in step:
+/// window `w` is in `hist_*[w]`, slot `w * PLANE_DIM + l` on lane `l`. The lane loop is unrolled
+/// to `plane_max` so the shuffles issue back to back and only the combines form a chain.
+#[cube]
+fn fold_windows<A: Numeric, O: ScanOp>(
+    hist_v: &Array<A>,
+    hist_i: &Array<u32>,
+    start: u32,
+    #[comptime] indexed: bool,
+    #[comptime] plane_max: u32,
+) -> Item<A> {
+    let p = PLANE_DIM;
+    let top = start / p;
+    let mut acc = Item::<A> {
+        value: plane_shuffle(hist_v[top as usize], start % p),
+        index: 0u32,
+    };
+    if comptime![indexed] {
+        acc.index = plane_shuffle(hist_i[top as usize], start % p);
+    }
+    let mut w = top + 1;
+    while w > 0 {
+        w -= 1;
+        let v = hist_v[w as usize];
+        let vi = hist_i[w as usize];
+        #[unroll]
+        for j in 0..plane_max {
+            let l = comptime![plane_max - 1 - j];
+            if l < p {
+                let x_v = plane_shuffle(v, l);
+                let mut x_i = 0u32;
+                if comptime![indexed] {
+                    x_i = plane_shuffle(vi, l);
+                }
+                if w * p + l < start {
+                    acc = combine_items::<A, O>(acc, Item::<A> { value: x_v, index: x_i }, indexed);
+                }
+            }
+        }
+    }
+    acc
+}
+
+/// Left fold of slots `last ..= 0` (oldest first) into `result`; at the row start, slot
+/// `last` holds nothing and the fold starts one slot younger. Sets `ctrl[0]`.
+#[cube]
+fn fold<A: Numeric, O: ScanOp>(
+    lb: &mut LookbackShared<A>,
+    last: u32,
+    row_start: bool,
+    #[comptime] indexed: bool,
+) {
+    let mut m = last;
+    if row_start {
+        m = last - 1;
+    }
+    let mut acc = Item::<A> { value: lb.val[m as usize], index: lb.idx[m as usize] };
+    while m > 0 {
+        m -= 1;
+        let x = Item::<A> { value: lb.val[m as usize], index: lb.idx[m as usize] };
+        acc = combine_items::<A, O>(acc, x, indexed);
+    }
+    lb.result_v[0] = acc.value;
+    lb.result_i[0] = acc.index;
+    lb.ctrl[0] = 1;
+}
+
+/// Aggregate of tile `pred` of the row, computed by this cube (the fallback). Same code as
+/// the owner's, hence the same value.
+#[cube]
+fn reduce_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+    input: &Array<Vector<T, N>>,
+    base: usize,
+    stride: usize,
+    n_vec: u32,
+    pred: u32,
+    sh: &mut TileShared<A>,
+    #[comptime] cfg: TileConfig,
+) -> Item<A> {
+    let nl = N::value();
+    let nv = comptime![cfg.vectors_per_thread as usize * nl];
+    let vpt = comptime![cfg.vectors_per_thread as usize];
+    let mut vals = Array::<A>::new(nv);
+    let mut idxs = Array::<u32>::new(nv);
+    let mut pre_v = Array::<A>::new(vpt);
+    let mut pre_i = Array::<u32>::new(vpt);
+    load_tile::<T, A, O, N>(
+        input, base, stride, n_vec, pred * comptime![cfg.tile_vectors()],
+        &mut vals, &mut idxs, &mut pre_v, &mut pre_i, sh, cfg,
+    )
+}
+
+/// Shared-memory variant (no plane operations): units `0..window` read one window per round,
+/// unit 0 scans it; the cube waits on a barrier each round.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn lookback_shared<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+    input: &Array<Vector<T, N>>,
+    base: usize,
+    stride: usize,
+    n_vec: u32,
+    state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
     row_tile0: u32,
     tile: u32,
     epoch: u32,
@@ -89,7 +369,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             if t >= tile {
                 lb.status[s] = ROW_START;
             } else {
-                let st = read_status::<A>(state, row_tile0 + tile - 1 - t, epoch, indexed);
+                let st = read_status::<A>(state, view, row_tile0 + tile - 1 - t, epoch, false, indexed);
                 let mut status = st.status;
                 let mut item = st.item;
                 if status == 0 && lb.own[s] == 1 {
@@ -101,9 +381,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
                 }
                 lb.status[s] = status;
                 lb.val[s] = item.value;
-                if comptime![indexed] {
-                    lb.idx[s] = item.index;
-                }
+                lb.idx[s] = item.index;
             }
         }
         sync_cube();
@@ -113,33 +391,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
                 k += 1;
             }
             if k < window && lb.status[k as usize] >= PREFIX {
-                // Fold oldest first: P(k) (or, at the row start, the oldest aggregate), then
-                // the aggregates of the younger tiles.
-                let mut m = k;
-                let mut acc = Item::<A> {
-                    value: lb.val[k as usize],
-                    index: lb.idx[k as usize],
-                };
-                if lb.status[k as usize] == ROW_START {
-                    m = k - 1;
-                    acc = Item::<A> {
-                        value: lb.val[m as usize],
-                        index: lb.idx[m as usize],
-                    };
-                }
-                while m > 0 {
-                    m -= 1;
-                    let x = Item::<A> {
-                        value: lb.val[m as usize],
-                        index: lb.idx[m as usize],
-                    };
-                    acc = combine_items::<A, O>(acc, x, indexed);
-                }
-                lb.result_v[0] = acc.value;
-                if comptime![indexed] {
-                    lb.result_i[0] = acc.index;
-                }
-                lb.ctrl[0] = 1;
+                fold::<A, O>(lb, k, lb.status[k as usize] == ROW_START, indexed);
             } else if k < window {
                 // Slot k has published nothing: wait a few rounds, then reduce it ourselves.
                 let waited = lb.ctrl[2] + 1;
@@ -156,27 +408,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         let fallback = lb.ctrl[1];
         if fallback > 0 {
             let s = fallback - 1;
-            let pred = tile - 1 - s;
-            let nl = N::value();
-            let nv = comptime![cfg.vectors_per_thread as usize * nl];
-            let vpt = comptime![cfg.vectors_per_thread as usize];
-            let mut vals = Array::<A>::new(nv);
-            let mut idxs = Array::<u32>::new(nv);
-            let mut pre_v = Array::<A>::new(vpt);
-            let mut pre_i = Array::<u32>::new(vpt);
-            let agg = load_tile::<T, A, O, N>(
-                input,
-                base,
-                stride,
-                n_vec,
-                pred * comptime![cfg.tile_vectors()],
-                &mut vals,
-                &mut idxs,
-                &mut pre_v,
-                &mut pre_i,
-                sh,
-                cfg,
-            );
+            let agg = reduce_tile::<T, A, O, N>(input, base, stride, n_vec, tile - 1 - s, sh, cfg);
             if t == 0 {
                 lb.own[s as usize] = 1;
                 lb.own_val[s as usize] = agg.value;

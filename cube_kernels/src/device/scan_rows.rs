@@ -18,7 +18,15 @@ pub enum ScanMode {
     /// One tile per row: no prefix.
     SingleTile,
     /// Single pass: decoupled look-back (with fallback) through the tile state.
-    Lookback { window: u32, spins: u32 },
+    Lookback {
+        window: u32,
+        windows: u32,
+        spins: u32,
+        /// Poll with plain loads through `state_view` (CUDA; see `tile_state::load_word`).
+        plain_reads: bool,
+        /// Widest plane of the device (the fold's lane loop is unrolled to it).
+        plane_max: u32,
+    },
     /// Reduce-then-scan: the exclusive prefix of each tile was computed by earlier passes
     /// and is read from `prefixes`.
     Prefixed,
@@ -35,6 +43,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     output: &mut Array<Vector<T, N>>,
     indices: &mut Array<X>,
     state: &Array<Atomic<u32>>,
+    state_view: &mut Array<u32>,
     prefixes: &Array<A>,
     layout: &Array<u32>,
     n_vec: u32,
@@ -90,7 +99,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         let mut prefix = identity_item::<A, O>();
         match comptime![mode] {
             ScanMode::SingleTile => {}
-            ScanMode::Lookback { window, spins } => {
+            ScanMode::Lookback { window, windows, spins, plain_reads, plane_max } => {
                 let row_tile0 = tile_id - tile;
                 if tile == 0 {
                     if t == 0 {
@@ -100,13 +109,14 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                     if t == 0 {
                         publish::<A>(state, tile_id, total, AGGREGATE, epoch, cfg.indexed);
                     }
-                    let mut lb = LookbackShared::<A>::new(window);
+                    let mut lb = LookbackShared::<A>::new(window, windows);
                     prefix = lookback::<T, A, O, N>(
                         input,
                         base_in,
                         in_stride as usize,
                         n_vec,
                         state,
+                        state_view,
                         row_tile0,
                         tile,
                         epoch,
@@ -114,7 +124,10 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                         &mut lb,
                         cfg,
                         window,
+                        windows,
                         spins,
+                        plain_reads,
+                        plane_max,
                     );
                     if t == 0 {
                         let incl = combine_items::<A, O>(prefix, total, cfg.indexed);

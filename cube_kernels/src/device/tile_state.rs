@@ -65,28 +65,44 @@ pub struct TileStatus<A: Numeric> {
     pub item: Item<A>,
 }
 
-/// Reads the status of `tile`.
+/// One state word: an atomic load, or with `plain` an ordinary load through `view` (the same
+/// buffer bound a second time). cubecl lowers CUDA atomic loads to `atomicAdd(p, 0)`, a
+/// read-modify-write that serialises on the hot words every waiting cube polls; a plain load
+/// may return an older publication, never a torn one (tags are checked), so callers poll with
+/// plain loads and refresh with atomic ones now and then.
+#[cube]
+fn load_word(state: &Array<Atomic<u32>>, view: &Array<u32>, i: usize, plain: bool) -> u32 {
+    if plain {
+        view[i]
+    } else {
+        state[i].load()
+    }
+}
+
+/// Reads the status of `tile` (see [`load_word`] for `plain`).
 #[cube]
 pub fn read_status<A: Numeric>(
     state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
     tile: u32,
     epoch: u32,
+    plain: bool,
     #[comptime] indexed: bool,
 ) -> TileStatus<A> {
     let ty = type_of::<A>();
     let bytes = comptime![ty.size()];
     let words = comptime![words_per_tile(bytes, indexed)];
     let base = 1 + tile as usize * words;
-    let w0 = state[base].load();
+    let w0 = load_word(state, view, base, plain);
     let tag = w0 >> 16;
     let mut ok = (tag >> 2) == epoch;
-    let w1 = state[base + 1].load();
+    let w1 = load_word(state, view, base + 1, plain);
     ok = ok && (w1 >> 16) == tag;
     let value = if comptime![bytes == 4] {
         A::reinterpret((w0 & 0xffff) | (w1 << 16))
     } else {
-        let w2 = state[base + 2].load();
-        let w3 = state[base + 3].load();
+        let w2 = load_word(state, view, base + 2, plain);
+        let w3 = load_word(state, view, base + 3, plain);
         ok = ok && (w2 >> 16) == tag && (w3 >> 16) == tag;
         let lo = u64::cast_from((w0 & 0xffff) | (w1 << 16));
         let hi = u64::cast_from((w2 & 0xffff) | (w3 << 16));
@@ -95,8 +111,8 @@ pub fn read_status<A: Numeric>(
     let mut index = 0u32;
     if comptime![indexed] {
         let w = base + comptime![bytes / 2];
-        let i0 = state[w].load();
-        let i1 = state[w + 1].load();
+        let i0 = load_word(state, view, w, plain);
+        let i1 = load_word(state, view, w + 1, plain);
         ok = ok && (i0 >> 16) == tag && (i1 >> 16) == tag;
         index = (i0 & 0xffff) | (i1 << 16);
     }

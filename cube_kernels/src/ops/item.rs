@@ -70,13 +70,19 @@ pub fn combine_items<A: Numeric, O: ScanOp>(
     }
 }
 
-/// The lowest value of `A`: -inf for floats (built at run time, since WGSL has no inf
-/// literal), the minimum for integers.
+/// Bits that the optimiser cannot fold into a constant: CUDA cannot reinterpret a literal and
+/// WGSL has no inf literal, so float infinities are built from these at run time.
+#[cube]
+fn runtime_bits(bits: u32) -> u32 {
+    select(UNIT_POS == u32::MAX, 0u32, bits)
+}
+
+/// The lowest value of `A`: -inf for floats, the minimum for integers.
 #[cube]
 pub fn lowest<A: Numeric>() -> A {
     let ty = type_of::<A>();
     if comptime![ty.elem_type().is_float()] {
-        A::cast_from(f32::reinterpret(0xff80_0000u32))
+        A::cast_from(f32::reinterpret(runtime_bits(0xff80_0000u32)))
     } else {
         A::min_value()
     }
@@ -87,7 +93,7 @@ pub fn lowest<A: Numeric>() -> A {
 pub fn highest<A: Numeric>() -> A {
     let ty = type_of::<A>();
     if comptime![ty.elem_type().is_float()] {
-        A::cast_from(f32::reinterpret(0x7f80_0000u32))
+        A::cast_from(f32::reinterpret(runtime_bits(0x7f80_0000u32)))
     } else {
         A::max_value()
     }
