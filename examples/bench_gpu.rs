@@ -13,7 +13,11 @@ use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
 #[cube(launch_unchecked)]
-fn copy_kernel<N: Size>(input: &Array<Vector<f32, N>>, output: &mut Array<Vector<f32, N>>, n_vec: u32) {
+fn copy_kernel<N: Size>(
+    input: &Array<Vector<f32, N>>,
+    output: &mut Array<Vector<f32, N>>,
+    n_vec: u32,
+) {
     let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
     if i < n_vec as usize {
         output[i] = input[i];
@@ -79,7 +83,11 @@ fn scan_case<R: Runtime>(
 ) {
     let n: usize = shape.iter().product();
     let seed = rows.len() as u64 * 7919 + 1;
-    let (lo, hi) = if op == ScanOp::Prod { (0.999, 1.001) } else { (-1.0, 1.0) };
+    let (lo, hi) = if op == ScanOp::Prod {
+        (0.999, 1.001)
+    } else {
+        (-1.0, 1.0)
+    };
     let host = random_f32(n, seed, lo, hi);
     let axis = shape.len() - 1;
     let x = match dtype {
@@ -97,37 +105,65 @@ fn scan_case<R: Runtime>(
     // Outputs and scratch allocated once, as a performance-minded caller does (CUB style).
     let mut ws = Workspace::<R>::new();
     let out = DeviceTensor::<R>::empty(client, shape, dtype);
-    let idx = indices.then(|| DeviceTensor::<R>::empty(client, shape, cubeprim::index_dtype(client)));
+    let idx =
+        indices.then(|| DeviceTensor::<R>::empty(client, shape, cubeprim::index_dtype(client)));
     let run = |ws: &mut Workspace<R>| {
         cubeprim::scan_into(client, &x, &out, idx.as_ref(), -1, op, opts, ws).unwrap();
     };
     // Correctness on this data (poison the output first: every element must be written).
     {
         let poison = vec![0xAAu8; n * dtype.size()];
-        let p = DeviceTensor::<R>::from_parts(client.create_from_slice(&poison), shape.to_vec(), out.strides.clone(), 0, dtype);
+        let p = DeviceTensor::<R>::from_parts(
+            client.create_from_slice(&poison),
+            shape.to_vec(),
+            out.strides.clone(),
+            0,
+            dtype,
+        );
         cubeprim::scan_into(client, &x, &p, idx.as_ref(), -1, op, opts, &mut ws).unwrap();
-        let same: Vec<u8> = bytemuck::pod_collect_to_vec(&client.read_one_unchecked(p.handle.clone()));
+        let same: Vec<u8> =
+            bytemuck::pod_collect_to_vec(&client.read_one_unchecked(p.handle.clone()));
         run(&mut ws);
-        let again: Vec<u8> = bytemuck::pod_collect_to_vec(&client.read_one_unchecked(out.handle.clone()));
+        let again: Vec<u8> =
+            bytemuck::pod_collect_to_vec(&client.read_one_unchecked(out.handle.clone()));
         assert!(same[..] == again[..n * dtype.size()], "{name}: poisoned and fresh outputs differ (unwritten elements or a non-deterministic result)");
     }
     let (got, want, scale): (Vec<f64>, Vec<f64>, Vec<f64>) = match dtype {
         DType::F32 => {
-            let g: Vec<f64> = out.to_vec::<f32>(client).iter().map(|&v| v as f64).collect();
+            let g: Vec<f64> = out
+                .to_vec::<f32>(client)
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
             let w = cubeprim::cpu::scan(&host, shape, axis, op, opts);
-            (g, w.iter().map(|&v| v as f64).collect(), running_abs(&host, shape, opts))
+            (
+                g,
+                w.iter().map(|&v| v as f64).collect(),
+                running_abs(&host, shape, opts),
+            )
         }
         DType::BF16 => {
             let hv: Vec<half::bf16> = host.iter().map(|&f| half::bf16::from_f32(f)).collect();
-            let g: Vec<f64> = out.to_vec::<half::bf16>(client).iter().map(|v| v.to_f64()).collect();
+            let g: Vec<f64> = out
+                .to_vec::<half::bf16>(client)
+                .iter()
+                .map(|v| v.to_f64())
+                .collect();
             let w = cubeprim::cpu::scan(&hv, shape, axis, op, opts);
             // bf16 outputs carry 8 bits: scale the tolerance by 2^8 relative to f32's check.
-            let s = running_abs(&host, shape, opts).iter().map(|v| v * 1e2).collect();
+            let s = running_abs(&host, shape, opts)
+                .iter()
+                .map(|v| v * 1e2)
+                .collect();
             (g, w.iter().map(|v| v.to_f64()).collect(), s)
         }
         DType::I32 => {
             let hv: Vec<i32> = host.iter().map(|&f| (f * 100.0) as i32).collect();
-            let g: Vec<f64> = out.to_vec::<i32>(client).iter().map(|&v| v as f64).collect();
+            let g: Vec<f64> = out
+                .to_vec::<i32>(client)
+                .iter()
+                .map(|&v| v as f64)
+                .collect();
             let w = cubeprim::cpu::scan(&hv, shape, axis, op, opts);
             (g, w.iter().map(|&v| v as f64).collect(), vec![0.0; n])
         }
@@ -138,7 +174,11 @@ fn scan_case<R: Runtime>(
         let (_, wi) = cubeprim::cpu::scan_with_indices(&host, shape, axis, op, opts);
         let gi: Vec<i64> = match idx.dtype {
             DType::I64 => idx.to_vec::<i64>(client),
-            _ => idx.to_vec::<i32>(client).iter().map(|&v| v as i64).collect(),
+            _ => idx
+                .to_vec::<i32>(client)
+                .iter()
+                .map(|&v| v as i64)
+                .collect(),
         };
         ok &= gi == wi;
     }
@@ -156,7 +196,10 @@ fn scan_case<R: Runtime>(
 }
 
 fn idx_bytes<R: Runtime>(client: &ComputeClient<R>) -> f64 {
-    if client.properties().supports_type(i64::as_type_native_unchecked()) {
+    if client
+        .properties()
+        .supports_type(i64::as_type_native_unchecked())
+    {
         8.0
     } else {
         4.0
@@ -166,7 +209,10 @@ fn idx_bytes<R: Runtime>(client: &ComputeClient<R>) -> f64 {
 /// Running sum of |x| along the last axis, in scan order.
 fn running_abs(x: &[f32], shape: &[usize], opts: ScanOptions) -> Vec<f64> {
     let abs: Vec<f32> = x.iter().map(|v| v.abs()).collect();
-    let o = ScanOptions { exclusive: false, ..opts };
+    let o = ScanOptions {
+        exclusive: false,
+        ..opts
+    };
     cubeprim::cpu::scan(&abs, shape, shape.len() - 1, ScanOp::Sum, o)
         .iter()
         .map(|&v| v as f64)
@@ -175,8 +221,17 @@ fn running_abs(x: &[f32], shape: &[usize], opts: ScanOptions) -> Vec<f64> {
 
 fn print_row(r: &Row, copy_gbs: Option<f64>) {
     let gbs = r.bytes / (r.ms * 1e-3) / 1e9;
-    let pct = copy_gbs.map(|c| format!("{:5.1}%", 100.0 * gbs / c)).unwrap_or_default();
-    println!("{:44} {:>16} {:10.4} ms {:8.1} GB/s {pct:>7} {}", r.name, format!("{:?}", r.shape), r.ms, gbs, r.err);
+    let pct = copy_gbs
+        .map(|c| format!("{:5.1}%", 100.0 * gbs / c))
+        .unwrap_or_default();
+    println!(
+        "{:44} {:>16} {:10.4} ms {:8.1} GB/s {pct:>7} {}",
+        r.name,
+        format!("{:?}", r.shape),
+        r.ms,
+        gbs,
+        r.err
+    );
 }
 
 fn lb_default() -> ScanOptions {
@@ -185,7 +240,11 @@ fn lb_default() -> ScanOptions {
 
 fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
     let client = R::client(device);
-    println!("runtime {} | {:?}", R::name(&client), client.properties().hardware);
+    println!(
+        "runtime {} | {:?}",
+        R::name(&client),
+        client.properties().hardware
+    );
     let mut rows = Vec::new();
 
     // The floor: a vectorised device copy of 2^28 f32 (read + write).
@@ -195,7 +254,11 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
     let copy_ms = time_ms(&client, 20, || unsafe {
         copy_kernel::launch_unchecked::<R>(
             &client,
-            CubeCount::Static(((n / 4).div_ceil(256) as u32).min(65535), ((n / 4).div_ceil(256) as u32).div_ceil(65535), 1),
+            CubeCount::Static(
+                ((n / 4).div_ceil(256) as u32).min(65535),
+                ((n / 4).div_ceil(256) as u32).div_ceil(65535),
+                1,
+            ),
             CubeDim::new_1d(256),
             4,
             ArrayArg::from_raw_parts(src.clone(), n / 4),
@@ -206,7 +269,13 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
     let back: Vec<f32> = bytemuck::pod_collect_to_vec(&client.read_one_unchecked(dst.clone()));
     let want = random_f32(n, 1, 0.0, 1.0);
     assert!(back == want, "the device copy is wrong");
-    let copy = Row { name: "copy f32 (device, r+w)".into(), shape: vec![n], ms: copy_ms, bytes: 8.0 * n as f64, err: String::new() };
+    let copy = Row {
+        name: "copy f32 (device, r+w)".into(),
+        shape: vec![n],
+        ms: copy_ms,
+        bytes: 8.0 * n as f64,
+        err: String::new(),
+    };
     let copy_gbs = copy.bytes / (copy.ms * 1e-3) / 1e9;
     print_row(&copy, None);
     drop((src, dst));
@@ -214,21 +283,58 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
     let d = ScanOptions::default();
     if diag {
         use cubeprim::ScanTuning;
-        let t = |threads, vpt, windows, spins| lb_default().tuning(ScanTuning { threads, vectors_per_thread: vpt, windows, spins });
+        let t = |threads, vpt, windows, spins| {
+            lb_default().tuning(ScanTuning {
+                threads,
+                vectors_per_thread: vpt,
+                windows,
+                spins,
+            })
+        };
         for (name, shape, o) in [
             ("diag rows single-tile", vec![65536, 4096], d),
-            ("diag rows forced look-back", vec![65536, 4096], lb_default()),
+            (
+                "diag rows forced look-back",
+                vec![65536, 4096],
+                lb_default(),
+            ),
             ("diag 1-D look-back 256x4", vec![1 << 28], lb_default()),
-            ("diag 1-D look-back 256x4 spins 100000", vec![1 << 28], t(256, 4, 8, 100000)),
-            ("diag 1-D look-back 256x4 windows 1", vec![1 << 28], t(256, 4, 1, 16)),
+            (
+                "diag 1-D look-back 256x4 spins 100000",
+                vec![1 << 28],
+                t(256, 4, 8, 100000),
+            ),
+            (
+                "diag 1-D look-back 256x4 windows 1",
+                vec![1 << 28],
+                t(256, 4, 1, 16),
+            ),
             ("diag 1-D look-back 512x4", vec![1 << 28], t(512, 4, 8, 16)),
             ("diag 1-D look-back 256x8", vec![1 << 28], t(256, 8, 8, 16)),
-            ("diag 1-D look-back 1024x4", vec![1 << 28], t(1024, 4, 8, 16)),
-            ("diag 1-D reduce-then-scan", vec![1 << 28], d.algorithm(ScanAlgorithm::ReduceThenScan)),
+            (
+                "diag 1-D look-back 1024x4",
+                vec![1 << 28],
+                t(1024, 4, 8, 16),
+            ),
+            (
+                "diag 1-D reduce-then-scan",
+                vec![1 << 28],
+                d.algorithm(ScanAlgorithm::ReduceThenScan),
+            ),
             ("diag rows [16, 2^24] look-back", vec![16, 1 << 24], d),
             ("diag rows [4096, 65536] look-back", vec![4096, 1 << 16], d),
         ] {
-            scan_case(&client, &mut rows, name, &shape, ScanOp::Sum, DType::F32, o, false, 10);
+            scan_case(
+                &client,
+                &mut rows,
+                name,
+                &shape,
+                ScanOp::Sum,
+                DType::F32,
+                o,
+                false,
+                10,
+            );
         }
         return;
     }
@@ -236,23 +342,159 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
     let rts = d.algorithm(ScanAlgorithm::ReduceThenScan);
     let f32_ = DType::F32;
     for (name, shape, op, dt, o, idx, reps) in [
-        ("cumsum f32 1-D (look-back)", vec![1 << 20], ScanOp::Sum, f32_, lb, false, 50),
-        ("cumsum f32 1-D (look-back)", vec![1 << 24], ScanOp::Sum, f32_, lb, false, 30),
-        ("cumsum f32 1-D (look-back)", vec![1 << 28], ScanOp::Sum, f32_, lb, false, 20),
-        ("cumsum f32 1-D (reduce-then-scan)", vec![1 << 28], ScanOp::Sum, f32_, rts, false, 20),
-        ("cumsum f32 1-D exclusive reverse", vec![1 << 28], ScanOp::Sum, f32_, lb.exclusive().reverse(), false, 20),
-        ("cumsum i32 1-D", vec![1 << 28], ScanOp::Sum, DType::I32, lb, false, 20),
-        ("cumsum bf16 1-D", vec![1 << 28], ScanOp::Sum, DType::BF16, lb, false, 20),
-        ("cummax f32 1-D", vec![1 << 28], ScanOp::Max, f32_, lb, false, 20),
-        ("cumsum f32 rows", vec![1024, 4096], ScanOp::Sum, f32_, d, false, 200),
-        ("cumsum f32 rows", vec![16384, 4096], ScanOp::Sum, f32_, d, false, 50),
-        ("cumsum f32 rows", vec![65536, 1024], ScanOp::Sum, f32_, d, false, 50),
-        ("cumsum f32 rows", vec![256, 1 << 20], ScanOp::Sum, f32_, d, false, 30),
-        ("cumsum f32 rows", vec![64, 65536], ScanOp::Sum, f32_, d, false, 100),
-        ("cumprod f32 rows", vec![16384, 4096], ScanOp::Prod, f32_, d, false, 50),
-        ("cummax f32 rows", vec![16384, 4096], ScanOp::Max, f32_, d, false, 50),
-        ("cummax f32 rows + indices", vec![16384, 4096], ScanOp::Max, f32_, d, true, 50),
-        ("cummin f32 rows + indices", vec![1024, 4096], ScanOp::Min, f32_, d, true, 100),
+        (
+            "cumsum f32 1-D (look-back)",
+            vec![1 << 20],
+            ScanOp::Sum,
+            f32_,
+            lb,
+            false,
+            50,
+        ),
+        (
+            "cumsum f32 1-D (look-back)",
+            vec![1 << 24],
+            ScanOp::Sum,
+            f32_,
+            lb,
+            false,
+            30,
+        ),
+        (
+            "cumsum f32 1-D (look-back)",
+            vec![1 << 28],
+            ScanOp::Sum,
+            f32_,
+            lb,
+            false,
+            20,
+        ),
+        (
+            "cumsum f32 1-D (reduce-then-scan)",
+            vec![1 << 28],
+            ScanOp::Sum,
+            f32_,
+            rts,
+            false,
+            20,
+        ),
+        (
+            "cumsum f32 1-D exclusive reverse",
+            vec![1 << 28],
+            ScanOp::Sum,
+            f32_,
+            lb.exclusive().reverse(),
+            false,
+            20,
+        ),
+        (
+            "cumsum i32 1-D",
+            vec![1 << 28],
+            ScanOp::Sum,
+            DType::I32,
+            lb,
+            false,
+            20,
+        ),
+        (
+            "cumsum bf16 1-D",
+            vec![1 << 28],
+            ScanOp::Sum,
+            DType::BF16,
+            lb,
+            false,
+            20,
+        ),
+        (
+            "cummax f32 1-D",
+            vec![1 << 28],
+            ScanOp::Max,
+            f32_,
+            lb,
+            false,
+            20,
+        ),
+        (
+            "cumsum f32 rows",
+            vec![1024, 4096],
+            ScanOp::Sum,
+            f32_,
+            d,
+            false,
+            200,
+        ),
+        (
+            "cumsum f32 rows",
+            vec![16384, 4096],
+            ScanOp::Sum,
+            f32_,
+            d,
+            false,
+            50,
+        ),
+        (
+            "cumsum f32 rows",
+            vec![65536, 1024],
+            ScanOp::Sum,
+            f32_,
+            d,
+            false,
+            50,
+        ),
+        (
+            "cumsum f32 rows",
+            vec![256, 1 << 20],
+            ScanOp::Sum,
+            f32_,
+            d,
+            false,
+            30,
+        ),
+        (
+            "cumsum f32 rows",
+            vec![64, 65536],
+            ScanOp::Sum,
+            f32_,
+            d,
+            false,
+            100,
+        ),
+        (
+            "cumprod f32 rows",
+            vec![16384, 4096],
+            ScanOp::Prod,
+            f32_,
+            d,
+            false,
+            50,
+        ),
+        (
+            "cummax f32 rows",
+            vec![16384, 4096],
+            ScanOp::Max,
+            f32_,
+            d,
+            false,
+            50,
+        ),
+        (
+            "cummax f32 rows + indices",
+            vec![16384, 4096],
+            ScanOp::Max,
+            f32_,
+            d,
+            true,
+            50,
+        ),
+        (
+            "cummin f32 rows + indices",
+            vec![1024, 4096],
+            ScanOp::Min,
+            f32_,
+            d,
+            true,
+            100,
+        ),
     ] {
         scan_case(&client, &mut rows, name, &shape, op, dt, o, idx, reps);
     }

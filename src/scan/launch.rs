@@ -89,7 +89,10 @@ pub(crate) fn scan<R: Runtime>(
 /// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).
 fn check_output<R: Runtime>(t: &DeviceTensor<R>, shape: &[usize], dtype: DType) -> Result<()> {
     if t.shape != shape {
-        return Err(Error::ShapeMismatch { expected: shape.to_vec(), got: t.shape.clone() });
+        return Err(Error::ShapeMismatch {
+            expected: shape.to_vec(),
+            got: t.shape.clone(),
+        });
     }
     if t.dtype != dtype {
         return Err(Error::UnsupportedDType {
@@ -102,7 +105,10 @@ fn check_output<R: Runtime>(t: &DeviceTensor<R>, shape: &[usize], dtype: DType) 
     }
     let needed = t.num_elements() * dtype.size();
     if (t.handle.size() as usize) < needed {
-        return Err(Error::LengthMismatch { expected: needed, got: t.handle.size() as usize });
+        return Err(Error::LengthMismatch {
+            expected: needed,
+            got: t.handle.size() as usize,
+        });
     }
     Ok(())
 }

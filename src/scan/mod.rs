@@ -158,7 +158,9 @@ pub fn scan_into<R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     if indices.is_some() && !matches!(op, ScanOp::Max | ScanOp::Min) {
-        return Err(Error::Unsupported(format!("indices are defined for max and min, not {op:?}")));
+        return Err(Error::Unsupported(format!(
+            "indices are defined for max and min, not {op:?}"
+        )));
     }
     launch::scan_into(client, input, output, indices, axis, op, opts, workspace)
 }

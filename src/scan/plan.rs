@@ -10,7 +10,15 @@ use cubeprim_kernels::device::tile_state::words_per_tile;
 /// Units and vectors per unit of the tile used for long rows.
 pub const LONG_TILE: (u32, u32) = (256, 8);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
-const SHORT_TILES: [(u32, u32); 7] = [(32, 1), (32, 2), (64, 2), (128, 2), (128, 4), (256, 4), (256, 8)];
+const SHORT_TILES: [(u32, u32); 7] = [
+    (32, 1),
+    (32, 2),
+    (64, 2),
+    (128, 2),
+    (128, 4),
+    (256, 4),
+    (256, 8),
+];
 /// Predecessors read per look-back round.
 const WINDOW: u32 = 32;
 /// Plane-wide windows the plane look-back may walk over before waiting for a prefix.
@@ -92,9 +100,11 @@ impl ScanPlan {
         if strides[axis] == 1 && out_strides[axis] == 1 {
             for w in [4usize, 2] {
                 if w <= max_vec
-                    && n % w == 0
-                    && offset % w == 0
-                    && others.iter().all(|&d| strides[d] % w == 0 || shape[d] == 1)
+                    && n.is_multiple_of(w)
+                    && offset.is_multiple_of(w)
+                    && others
+                        .iter()
+                        .all(|&d| strides[d].is_multiple_of(w) || shape[d] == 1)
                 {
                     vec = w;
                     break;
@@ -133,7 +143,10 @@ impl ScanPlan {
         let fits = SHORT_TILES
             .iter()
             .find(|(t, v)| *t >= min_threads && t * v >= n_vec.max(1));
-        let long = opts.tuning.map(|t| (t.threads, t.vectors_per_thread)).unwrap_or(LONG_TILE);
+        let long = opts
+            .tuning
+            .map(|t| (t.threads, t.vectors_per_thread))
+            .unwrap_or(LONG_TILE);
         let fits = fits.filter(|(t, v)| t * v <= long.0 * long.1);
         let (route, (threads, vpt)) = match (opts.algorithm, fits) {
             (ScanAlgorithm::Auto, Some(&tile)) => (Route::SingleTile, tile),

@@ -82,8 +82,22 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 ) -> Item<A> {
     if comptime![cfg.plane_ops] {
         lookback_planes::<T, A, O, N>(
-            input, base, stride, n_vec, state, view, row_tile0, tile, epoch, sh, lb, cfg, windows,
-            spins, plain_reads, plane_max,
+            input,
+            base,
+            stride,
+            n_vec,
+            state,
+            view,
+            row_tile0,
+            tile,
+            epoch,
+            sh,
+            lb,
+            cfg,
+            windows,
+            spins,
+            plain_reads,
+            plane_max,
         )
     } else {
         lookback_shared::<T, A, O, N>(
@@ -133,8 +147,19 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     loop {
         if t < PLANE_DIM {
             walk_plane::<A, O>(
-                state, view, row_tile0, tile, epoch, lb, &mut hist_v, &mut hist_i, indexed, windows,
-                spins, plain_reads, plane_max,
+                state,
+                view,
+                row_tile0,
+                tile,
+                epoch,
+                lb,
+                &mut hist_v,
+                &mut hist_i,
+                indexed,
+                windows,
+                spins,
+                plain_reads,
+                plane_max,
             );
         }
         sync_cube();
@@ -155,7 +180,10 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             break;
         }
     }
-    Item::<A> { value: lb.result_v[0], index: lb.result_i[0] }
+    Item::<A> {
+        value: lb.result_v[0],
+        index: lb.result_i[0],
+    }
 }
 
 /// One plane's walk: reads windows of `PLANE_DIM` predecessors (slot `s` is tile
@@ -192,7 +220,10 @@ fn walk_plane<A: Numeric, O: ScanOp>(
         let s = d * p + lane;
         // ROW_START unless the slot is a tile of the row.
         let mut status = 3u32;
-        let mut item = Item::<A> { value: A::from_int(0), index: 0u32 };
+        let mut item = Item::<A> {
+            value: A::from_int(0),
+            index: 0u32,
+        };
         if s < tile {
             // Plain loads, with an atomic refresh every 8th round (see `load_word`).
             let plain = comptime![plain_reads] && (round % 8 != 7);
@@ -201,7 +232,10 @@ fn walk_plane<A: Numeric, O: ScanOp>(
             item = st.item;
             if status == 0 && s < comptime![windows * 64] && lb.own[s as usize] == 1 {
                 status = 1;
-                item = Item::<A> { value: lb.own_val[s as usize], index: lb.own_idx[s as usize] };
+                item = Item::<A> {
+                    value: lb.own_val[s as usize],
+                    index: lb.own_idx[s as usize],
+                };
             }
         }
         hist_v[d as usize] = item.value;
@@ -275,7 +309,14 @@ fn fold_windows<A: Numeric, O: ScanOp>(
                     x_i = plane_shuffle(vi, l);
                 }
                 if w * p + l < start {
-                    acc = combine_items::<A, O>(acc, Item::<A> { value: x_v, index: x_i }, indexed);
+                    acc = combine_items::<A, O>(
+                        acc,
+                        Item::<A> {
+                            value: x_v,
+                            index: x_i,
+                        },
+                        indexed,
+                    );
                 }
             }
         }
@@ -296,10 +337,16 @@ fn fold<A: Numeric, O: ScanOp>(
     if row_start {
         m = last - 1;
     }
-    let mut acc = Item::<A> { value: lb.val[m as usize], index: lb.idx[m as usize] };
+    let mut acc = Item::<A> {
+        value: lb.val[m as usize],
+        index: lb.idx[m as usize],
+    };
     while m > 0 {
         m -= 1;
-        let x = Item::<A> { value: lb.val[m as usize], index: lb.idx[m as usize] };
+        let x = Item::<A> {
+            value: lb.val[m as usize],
+            index: lb.idx[m as usize],
+        };
         acc = combine_items::<A, O>(acc, x, indexed);
     }
     lb.result_v[0] = acc.value;
@@ -327,8 +374,17 @@ fn reduce_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     let mut pre_v = Array::<A>::new(vpt);
     let mut pre_i = Array::<u32>::new(vpt);
     load_tile::<T, A, O, N>(
-        input, base, stride, n_vec, pred * comptime![cfg.tile_vectors()],
-        &mut vals, &mut idxs, &mut pre_v, &mut pre_i, sh, cfg,
+        input,
+        base,
+        stride,
+        n_vec,
+        pred * comptime![cfg.tile_vectors()],
+        &mut vals,
+        &mut idxs,
+        &mut pre_v,
+        &mut pre_i,
+        sh,
+        cfg,
     )
 }
 
@@ -369,7 +425,8 @@ fn lookback_shared<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             if t >= tile {
                 lb.status[s] = ROW_START;
             } else {
-                let st = read_status::<A>(state, view, row_tile0 + tile - 1 - t, epoch, false, indexed);
+                let st =
+                    read_status::<A>(state, view, row_tile0 + tile - 1 - t, epoch, false, indexed);
                 let mut status = st.status;
                 let mut item = st.item;
                 if status == 0 && lb.own[s] == 1 {

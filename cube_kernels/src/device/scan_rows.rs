@@ -59,17 +59,14 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     let t = UNIT_POS;
     let mut sh = TileShared::<A>::new(cfg);
     let mut tile_id = CUBE_POS as u32;
-    match comptime![mode] {
-        ScanMode::Lookback { .. } => {
-            // Tile ids in the order cubes start, so every predecessor has started.
-            let mut ticket = SharedMemory::<u32>::new(1usize);
-            if t == 0 {
-                ticket[0] = state[0].fetch_add(1) - counter_base;
-            }
-            sync_cube();
-            tile_id = ticket[0];
+    if comptime![matches!(mode, ScanMode::Lookback { .. })] {
+        // Tile ids in the order cubes start, so every predecessor has started.
+        let mut ticket = SharedMemory::<u32>::new(1usize);
+        if t == 0 {
+            ticket[0] = state[0].fetch_add(1) - counter_base;
         }
-        _ => {}
+        sync_cube();
+        tile_id = ticket[0];
     }
     if tile_id < num_tiles {
         let row = tile_id / tiles_per_row;
@@ -99,7 +96,13 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         let mut prefix = identity_item::<A, O>();
         match comptime![mode] {
             ScanMode::SingleTile => {}
-            ScanMode::Lookback { window, windows, spins, plain_reads, plane_max } => {
+            ScanMode::Lookback {
+                window,
+                windows,
+                spins,
+                plain_reads,
+                plane_max,
+            } => {
                 let row_tile0 = tile_id - tile;
                 if tile == 0 {
                     if t == 0 {

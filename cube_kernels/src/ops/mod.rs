@@ -29,6 +29,7 @@ pub trait ScanOp: 'static + Send + Sync {
 
 /// `x != x`: true only for a float NaN (always false for integers).
 #[cube]
+#[allow(clippy::eq_op)]
 pub fn is_nan<A: Numeric>(x: A) -> bool {
     x != x
 }

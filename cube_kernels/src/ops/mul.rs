@@ -12,6 +12,8 @@ impl ScanOp for Mul {
     fn combine<A: Numeric>(a: A, b: A) -> A {
         a * b
     }
+    // `.into()`: the expanded body returns an expression, not a Rust bool.
+    #[allow(clippy::useless_conversion)]
     fn take_second<A: Numeric>(_a: A, _b: A) -> bool {
         false.into()
     }
