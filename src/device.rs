@@ -8,26 +8,35 @@ pub enum Backend {
     Cpu,
 }
 
+/// Runs `f`, turning a panic into `false` without printing it (cubecl panics when a runtime
+/// has no device; that is an answer here, not an error).
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn quietly(f: impl FnOnce() + std::panic::UnwindSafe) -> bool {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let ok = std::panic::catch_unwind(f).is_ok();
+    std::panic::set_hook(hook);
+    ok
+}
+
 /// Whether a CUDA device can be opened (the driver is loaded at run time).
 #[cfg(feature = "cuda")]
 pub fn cuda_available() -> bool {
-    std::panic::catch_unwind(|| {
+    quietly(|| {
         use cubecl::Runtime;
         let client = cubecl::cuda::CudaRuntime::client(&Default::default());
         let _ = client.properties();
     })
-    .is_ok()
 }
 
 /// Whether a wgpu adapter can be opened.
 #[cfg(feature = "wgpu")]
 pub fn wgpu_available() -> bool {
-    std::panic::catch_unwind(|| {
+    quietly(|| {
         use cubecl::Runtime;
         let client = cubecl::wgpu::WgpuRuntime::client(&Default::default());
         let _ = client.properties();
     })
-    .is_ok()
 }
 
 /// The best backend found: CUDA → wgpu → CPU. `CUBEPRIM_BACKEND=cuda|wgpu|cpu` overrides.

@@ -156,6 +156,26 @@ impl ScanPlan {
             (ScanAlgorithm::ReduceThenScan, Some(&tile)) => (Route::SingleTile, tile),
             (ScanAlgorithm::ReduceThenScan, None) => (Route::ReduceThenScan, long),
         };
+        // 64-bit look-back payloads (u64 bit casts) fail in cubecl's WGSL path; there, long
+        // rows of 8-byte types use reduce-then-scan (indices need the look-back: refused).
+        let wide = dtype.accumulator_size() == 8 && R::name(client) != "cuda";
+        let route = if wide && route == Route::Lookback && n_vec <= threads * vpt {
+            Route::SingleTile
+        } else if wide && route == Route::Lookback {
+            if indexed {
+                return Err(Error::UnsupportedDType {
+                    dtype,
+                    reason: format!(
+                        "indexed scans of rows longer than one tile need 64-bit look-back, which \
+                         the {} runtime lacks",
+                        R::name(client)
+                    ),
+                });
+            }
+            Route::ReduceThenScan
+        } else {
+            route
+        };
         let cfg = TileConfig {
             threads,
             vectors_per_thread: vpt,

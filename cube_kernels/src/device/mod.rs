@@ -19,12 +19,13 @@ pub use scan_rows::ScanMode;
 use cubecl::prelude::*;
 
 /// Offsets (in vectors) of the start of `row` in the input and the output. `layout` holds
-/// `[rank, shape.., in_strides.., out_strides..]` of the dimensions other than the scanned one.
+/// `[rank, shape.., in_strides.., out_strides.., in_offset]` of the dimensions other than the
+/// scanned one.
 #[cube]
 pub fn row_offsets(row: u32, layout: &Array<u32>) -> (usize, usize) {
     let rank = layout[0] as usize;
     let mut rem = row as usize;
-    let mut bin = 0usize;
+    let mut bin = layout[1 + 3 * rank] as usize;
     let mut bout = 0usize;
     for k in 0..rank {
         let d = rank - 1 - k;

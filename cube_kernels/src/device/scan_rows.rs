@@ -42,7 +42,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
     output: &mut Array<Vector<T, N>>,
     indices: &mut Array<X>,
-    state: &Array<Atomic<u32>>,
+    state: &mut Array<Atomic<u32>>,
     state_view: &mut Array<u32>,
     prefixes: &Array<A>,
     layout: &Array<u32>,

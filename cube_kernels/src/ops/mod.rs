@@ -27,9 +27,16 @@ pub trait ScanOp: 'static + Send + Sync {
     fn take_second<A: Numeric>(a: A, b: A) -> bool;
 }
 
-/// `x != x`: true only for a float NaN (always false for integers).
+/// True only for a float NaN (always false for integers). Tested on the bits: `x != x` is
+/// folded away by some shader compilers (llvmpipe returned false for NaN).
 #[cube]
-#[allow(clippy::eq_op)]
 pub fn is_nan<A: Numeric>(x: A) -> bool {
-    x != x
+    let ty = type_of::<A>();
+    if comptime![ty.elem_type().is_float()] {
+        // f64 and f16 NaN stay NaN through the cast to f32.
+        let bits = u32::reinterpret(f32::cast_from(x));
+        (bits & 0x7fff_ffffu32) > 0x7f80_0000u32
+    } else {
+        false.into()
+    }
 }

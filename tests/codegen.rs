@@ -1,0 +1,451 @@
+//! Metal (MSL) and CUDA C++ source of every kernel variant, generated without a device.
+//!
+//! Each `define_*` below repeats what `#[cube(launch_unchecked)]` generates for
+//! `CubeKernel::define` (cubecl-macros 0.10, `generate/kernel.rs`), minus the client: register
+//! the generic types, declare the parameters in order, expand the body, build. The sources are
+//! then compiled by cubecl-cpp's CUDA and MSL compilers; a variant passes when the compiler
+//! reports no error and the source names the kernel. Nothing here runs on hardware.
+//!
+//! When a kernel's parameters change, its `define_*` must follow: where a wgpu device exists,
+//! `hand_definitions_match_the_macro` compares `define_scan_rows` with the macro's own.
+
+use cubecl::ir::TargetProperties;
+use cubecl::prelude::*;
+use cubecl::Compiler;
+use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
+use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
+use cubecl_cpp::MslCompiler;
+use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::ScanMode;
+use cubeprim_kernels::device::{fill::fill_u32, reduce_tiles::reduce_tiles, scan_rows::scan_rows};
+use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
+use half::f16;
+use std::sync::Mutex;
+
+const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
+
+fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
+    let mut b = KernelBuilder::default();
+    // The kernels use no MMA, so the default target serves CUDA and Metal alike.
+    b.runtime_properties(TargetProperties::default());
+    let s = KernelSettings::default()
+        .kernel_name(name)
+        .cube_dim(CubeDim::new_1d(threads))
+        .address_type(AddressType::U32);
+    (b, s)
+}
+
+fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
+    b.scope
+        .register_type::<DynamicScalar<M>>(E::as_type_native_unchecked().storage_type());
+}
+
+fn scalar_u32(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
+    <u32 as LaunchArg>::expand(&Default::default(), b)
+}
+
+fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
+    name: &str,
+    vec: usize,
+    cfg: TileConfig,
+    mode: ScanMode,
+) -> KernelDefinition {
+    use scan_rows::{_A, _N, _T, _X};
+    type DT = DynamicScalar<_T>;
+    type DA = DynamicScalar<_A>;
+    type DX = DynamicScalar<_X>;
+    type DN = DynamicSize<_N>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    register::<A, _A>(&mut b);
+    register::<X, _X>(&mut b);
+    b.scope.register_size::<DN>(vec);
+    s.address_type.register(&mut b.scope);
+    let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
+    let output = <Array<Vector<DT, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let indices = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let state = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let state_view = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let prefixes = <Array<DA> as LaunchArg>::expand(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let n_vec = scalar_u32(&mut b);
+    let tiles_per_row = scalar_u32(&mut b);
+    let num_tiles = scalar_u32(&mut b);
+    let in_stride = scalar_u32(&mut b);
+    let out_stride = scalar_u32(&mut b);
+    let epoch = scalar_u32(&mut b);
+    let counter_base = scalar_u32(&mut b);
+    scan_rows::expand::<DT, DA, DX, O, DN>(
+        &mut b.scope,
+        vec,
+        input,
+        output,
+        indices,
+        state,
+        state_view,
+        prefixes,
+        layout,
+        n_vec,
+        tiles_per_row,
+        num_tiles,
+        in_stride,
+        out_stride,
+        epoch,
+        counter_base,
+        cfg,
+        mode,
+    );
+    b.build(s)
+}
+
+fn define_reduce_tiles<T: Numeric, A: Numeric, O: ScanOp>(
+    name: &str,
+    vec: usize,
+    cfg: TileConfig,
+) -> KernelDefinition {
+    use reduce_tiles::{_A, _N, _T};
+    type DT = DynamicScalar<_T>;
+    type DA = DynamicScalar<_A>;
+    type DN = DynamicSize<_N>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    register::<A, _A>(&mut b);
+    b.scope.register_size::<DN>(vec);
+    s.address_type.register(&mut b.scope);
+    let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
+    let aggregates = <Array<DA> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let n_vec = scalar_u32(&mut b);
+    let tiles_per_row = scalar_u32(&mut b);
+    let num_tiles = scalar_u32(&mut b);
+    let in_stride = scalar_u32(&mut b);
+    reduce_tiles::expand::<DT, DA, O, DN>(
+        &mut b.scope,
+        vec,
+        input,
+        aggregates,
+        layout,
+        n_vec,
+        tiles_per_row,
+        num_tiles,
+        in_stride,
+        cfg,
+    );
+    b.build(s)
+}
+
+fn define_fill_u32() -> KernelDefinition {
+    let (mut b, s) = settings("fill_u32", 256);
+    s.address_type.register(&mut b.scope);
+    let buf = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let value = scalar_u32(&mut b);
+    fill_u32::expand(&mut b.scope, buf, value);
+    b.build(s)
+}
+
+/// cubecl-cpp numbers temporaries with a global counter that each compilation resets: tests
+/// running in parallel must not compile at the same time.
+static COMPILER: Mutex<()> = Mutex::new(());
+
+fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
+    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
+    let name = def.options.kernel_name.clone();
+    // What cubecl-cuda enables from sm_70 on; the rest (clusters, elect_sync) is sm_90+.
+    let opts = CompilationOptions {
+        warp_size: 32,
+        supports_features: CppSupportedFeatures {
+            grid_constants: true,
+            ..Default::default()
+        },
+    };
+    let addr = AddressType::U32.unsigned_type();
+    CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
+        .compile(def, &opts, mode, addr)
+        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
+        .to_string()
+}
+
+fn msl_source(def: KernelDefinition, mode: ExecutionMode) -> String {
+    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
+    let name = def.options.kernel_name.clone();
+    let addr = AddressType::U32.unsigned_type();
+    MslCompiler::default()
+        .compile(def, &CompilationOptions::default(), mode, addr)
+        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
+        .to_string()
+}
+
+/// CUDA C++ and MSL of one kernel; panics with the variant's name on a compiler error.
+/// `Unchecked` is the mode of `launch_unchecked`, which the scan kernels use.
+fn compile_both_in(
+    mode: ExecutionMode,
+    name: &str,
+    define: impl Fn() -> KernelDefinition,
+) -> (String, String) {
+    let cuda = cuda_source(define(), mode);
+    let msl = msl_source(define(), mode);
+    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
+        assert!(
+            src.contains(name),
+            "{lang} of {name} does not name the kernel"
+        );
+    }
+    (cuda, msl)
+}
+
+fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
+    compile_both_in(ExecutionMode::Unchecked, name, define)
+}
+
+/// One cfg per mode: a short single tile, or the long-row tile of look-back / reduce-then-scan.
+fn tile(mode: ScanMode, variant: usize, indexed: bool, plane_ops: bool) -> TileConfig {
+    let (threads, vectors_per_thread) = match mode {
+        ScanMode::SingleTile => (32, 2),
+        _ => (256, 4),
+    };
+    TileConfig {
+        threads,
+        vectors_per_thread,
+        reverse: variant & 1 == 1,
+        exclusive: variant & 2 == 2,
+        indexed,
+        plane_ops,
+    }
+}
+
+const fn lookback(plain_reads: bool) -> ScanMode {
+    ScanMode::Lookback {
+        window: 32,
+        windows: 8,
+        spins: 16,
+        plain_reads,
+        // NVIDIA warps and Apple SIMD groups are 32 wide.
+        plane_max: 32,
+    }
+}
+
+const MODES: [ScanMode; 4] = [
+    ScanMode::SingleTile,
+    lookback(false),
+    lookback(true),
+    ScanMode::Prefixed,
+];
+
+/// Every mode × indexed × vector width × plane ops × (reverse, exclusive) for one dtype and
+/// operator. Returns the number of kernels compiled.
+fn scan_rows_variants<T: Numeric, A: Numeric, O: ScanOp>(dtype: &str, op: &str) -> usize {
+    let selection = matches!(op, "max" | "min");
+    let mut count = 0;
+    for (m, &mode) in MODES.iter().enumerate() {
+        for indexed in [false, true] {
+            // Indices exist for max / min only, and reduce-then-scan does not track them.
+            if indexed && (!selection || mode == ScanMode::Prefixed) {
+                continue;
+            }
+            for vec in [1usize, 4] {
+                for plane_ops in [false, true] {
+                    // Four consecutive variants cover (reverse, exclusive).
+                    let cfg = tile(mode, count, indexed, plane_ops);
+                    let name = format!(
+                        "scan_rows_{dtype}_{op}_m{m}_i{}_v{vec}_p{}_r{}_e{}",
+                        indexed as u8, plane_ops as u8, cfg.reverse as u8, cfg.exclusive as u8
+                    );
+                    if indexed {
+                        // The index type is i64 where the runtime has it, else i32.
+                        compile_both(&name, || {
+                            define_scan_rows::<T, A, i64, O>(&name, vec, cfg, mode)
+                        });
+                    }
+                    let (cuda, msl) = compile_both(&name, || {
+                        define_scan_rows::<T, A, i32, O>(&name, vec, cfg, mode)
+                    });
+                    if plane_ops {
+                        assert!(cuda.contains("__shfl"), "{name}: no shuffle in CUDA C++");
+                        assert!(msl.contains("simd_shuffle"), "{name}: no shuffle in MSL");
+                    }
+                    count += 1;
+                }
+            }
+        }
+    }
+    count
+}
+
+fn scan_rows_all_ops<T: Numeric, A: Numeric>(dtype: &str) -> usize {
+    scan_rows_variants::<T, A, Add>(dtype, "add")
+        + scan_rows_variants::<T, A, Mul>(dtype, "mul")
+        + scan_rows_variants::<T, A, Max>(dtype, "max")
+        + scan_rows_variants::<T, A, Min>(dtype, "min")
+}
+
+#[test]
+fn scan_rows_f32() {
+    assert_eq!(scan_rows_all_ops::<f32, f32>("f32"), 88);
+}
+
+#[test]
+fn scan_rows_f16_accumulating_in_f32() {
+    assert_eq!(scan_rows_all_ops::<f16, f32>("f16"), 88);
+}
+
+#[test]
+fn scan_rows_i32() {
+    assert_eq!(scan_rows_all_ops::<i32, i32>("i32"), 88);
+}
+
+#[test]
+fn scan_rows_u32() {
+    assert_eq!(scan_rows_all_ops::<u32, u32>("u32"), 88);
+}
+
+fn reduce_tiles_variants<T: Numeric, A: Numeric>(dtype: &str) {
+    fn one<T: Numeric, A: Numeric, O: ScanOp>(dtype: &str, op: &str) {
+        for vec in [1usize, 4] {
+            for plane_ops in [false, true] {
+                let cfg = tile(ScanMode::Prefixed, 0, false, plane_ops);
+                let name = format!("reduce_tiles_{dtype}_{op}_v{vec}_p{}", plane_ops as u8);
+                compile_both(&name, || define_reduce_tiles::<T, A, O>(&name, vec, cfg));
+            }
+        }
+    }
+    one::<T, A, Add>(dtype, "add");
+    one::<T, A, Mul>(dtype, "mul");
+    one::<T, A, Max>(dtype, "max");
+    one::<T, A, Min>(dtype, "min");
+}
+
+#[test]
+fn reduce_tiles_all() {
+    reduce_tiles_variants::<f32, f32>("f32");
+    reduce_tiles_variants::<f16, f32>("f16");
+    reduce_tiles_variants::<i32, i32>("i32");
+    reduce_tiles_variants::<u32, u32>("u32");
+}
+
+#[test]
+fn fill_u32_source() {
+    // `fill_u32` is launched with bounds checks (`#[cube(launch)]`).
+    let (cuda, msl) = compile_both_in(ExecutionMode::Checked, "fill_u32", define_fill_u32);
+    assert!(cuda.contains("__global__"));
+    assert!(msl.contains("[[kernel]]"));
+}
+
+/// `CUBEPRIM_DUMP=dir cargo test --test codegen dump` writes one variant's sources for reading.
+#[test]
+fn dump() {
+    let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
+        return;
+    };
+    let cfg = tile(MODES[1], 0, true, true);
+    let name = "scan_rows_f32_max_lookback";
+    let (cuda, msl) = compile_both(name, || {
+        define_scan_rows::<f32, f32, i32, Max>(name, 4, cfg, MODES[1])
+    });
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
+    std::fs::write(format!("{dir}/{name}.metal"), msl).unwrap();
+}
+
+/// The lines of a source as a sorted multiset, with shared-memory offsets dropped: declarations
+/// and shared arrays come out in hash-map order, which differs from one expansion to the next.
+fn normalized(src: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = src
+        .lines()
+        .map(|l| l.split("(&dynamic_shared_mem[").next().unwrap_or(l))
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// The hand-written definitions above are checked against the macro's own `CubeKernel::define`
+/// where a wgpu device exists (lavapipe in CI): same MSL, variant by variant.
+#[cfg(feature = "wgpu")]
+#[test]
+fn hand_definitions_match_the_macro() {
+    use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+    let client = std::panic::catch_unwind(|| {
+        let c = WgpuRuntime::client(&WgpuDevice::default());
+        let _ = c.properties();
+        c
+    });
+    let client = match client {
+        Ok(c) => c,
+        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true but no wgpu device")
+        }
+        Err(_) => return eprintln!("no wgpu device: comparison with the macro skipped"),
+    };
+    fn check<O: ScanOp>(client: &ComputeClient<WgpuRuntime>) {
+        for (m, &mode) in MODES.iter().enumerate() {
+            for vec in [1usize, 4] {
+                for plane_ops in [false, true] {
+                    let indexed = mode != ScanMode::Prefixed && vec == 4;
+                    let cfg = tile(mode, m + vec, indexed, plane_ops);
+                    let settings = KernelSettings::default()
+                        .cube_dim(CubeDim::new_1d(cfg.threads))
+                        .address_type(AddressType::U32);
+                    let macro_def = scan_rows::ScanRows::<f16, f32, i32, O, WgpuRuntime>::new(
+                        settings,
+                        client.clone(),
+                        ARRAY,
+                        ARRAY,
+                        ARRAY,
+                        ARRAY,
+                        ARRAY,
+                        ARRAY,
+                        ARRAY,
+                        (),
+                        (),
+                        (),
+                        (),
+                        (),
+                        (),
+                        (),
+                        vec,
+                        cfg,
+                        mode,
+                    )
+                    .define();
+                    let name = macro_def.options.kernel_name.clone();
+                    let by_hand = define_scan_rows::<f16, f32, i32, O>(&name, vec, cfg, mode);
+                    let msl_macro = msl_source(macro_def, ExecutionMode::Unchecked);
+                    let msl_hand = msl_source(by_hand, ExecutionMode::Unchecked);
+                    assert!(
+                        normalized(&msl_macro) == normalized(&msl_hand),
+                        "{name}: the hand definition differs from the macro's"
+                    );
+                }
+            }
+        }
+    }
+    let cfg = tile(ScanMode::Prefixed, 0, false, true);
+    let settings = KernelSettings::default()
+        .cube_dim(CubeDim::new_1d(cfg.threads))
+        .address_type(AddressType::U32);
+    let macro_def = reduce_tiles::ReduceTiles::<f16, f32, Max, WgpuRuntime>::new(
+        settings,
+        client.clone(),
+        ARRAY,
+        ARRAY,
+        ARRAY,
+        (),
+        (),
+        (),
+        (),
+        4,
+        cfg,
+    )
+    .define();
+    let name = macro_def.options.kernel_name.clone();
+    let by_hand = define_reduce_tiles::<f16, f32, Max>(&name, 4, cfg);
+    assert!(
+        normalized(&msl_source(macro_def, ExecutionMode::Unchecked))
+            == normalized(&msl_source(by_hand, ExecutionMode::Unchecked)),
+        "{name}: the hand definition differs from the macro's"
+    );
+
+    check::<Add>(&client);
+    check::<Mul>(&client);
+    check::<Max>(&client);
+    check::<Min>(&client);
+}
