@@ -1,9 +1,26 @@
 //! Shared test helpers: the device, random data, comparison with the CPU reference.
+//!
+//! # Tolerances (device vs `cubeprim::cpu`)
+//!
+//! * Integers (every op): exact, bit for bit (sums and products wrap on both sides).
+//! * Max / min (every dtype): exact, bit for bit; a NaN must sit where the reference has one.
+//! * Float sums: `|got - want| <= tol * (S + 1)`, where `S` is the running sum of `|x|` up to
+//!   that position in scan order (the scan of the absolute values with the same options):
+//!   the error of any summation order is bounded by a multiple of it. `tol` is `1e-5` for f32,
+//!   `1e-12` for f64 and `1e-2` for f16 / bf16 (both sides accumulate in f32 and round each
+//!   output to 16 bits, so differences are mostly one rounding step of the output).
+//! * Float products: relative, `|got - want| <= tol * sqrt(k + 1) * |want| + tiny`, `k` the
+//!   number of factors so far (rounding errors of a product grow like a random walk), with
+//!   `tol` `1e-6` for f32 (about 16 units in the last place at k = 0), `1e-14` for f64 and
+//!   `1e-2` for f16 / bf16; `tiny` is the smallest normal of the type (flushed subnormals).
+//!   The data keep products far from overflow and underflow (see [`values_for`]).
 #![allow(dead_code)]
 
+use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-use cubecl::Runtime;
-use cubeprim::{DType, DeviceTensor, Element};
+use cubeprim::cpu::{self, ScanElement};
+use cubeprim::{DType, DeviceTensor, Element, ScanOp, ScanOptions, Workspace};
+use half::{bf16, f16};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -34,6 +51,34 @@ pub fn rng(seed: u64) -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
+/// Whether the runtime has `dtype` (the rule the library applies before it returns
+/// `Error::UnsupportedDType`).
+pub fn supports(c: &Client, dtype: DType) -> bool {
+    let ty = match dtype {
+        DType::F32 => f32::as_type_native_unchecked(),
+        DType::F16 => f16::as_type_native_unchecked(),
+        DType::BF16 => bf16::as_type_native_unchecked(),
+        DType::F64 => f64::as_type_native_unchecked(),
+        DType::I32 => i32::as_type_native_unchecked(),
+        DType::U32 => u32::as_type_native_unchecked(),
+        DType::I64 => i64::as_type_native_unchecked(),
+        DType::U64 => u64::as_type_native_unchecked(),
+    };
+    let p = c.properties();
+    p.supports_type(ty)
+        && (!matches!(dtype, DType::F16 | DType::BF16)
+            || p.supports_type(f32::as_type_native_unchecked()))
+}
+
+/// The index dtype the runtime's indexed scans return.
+pub fn index_dtype(c: &Client) -> DType {
+    if supports(c, DType::I64) {
+        DType::I64
+    } else {
+        DType::I32
+    }
+}
+
 /// Random values of `dtype` (as f64) suited to each op: small integers, or floats in a range
 /// where products stay finite.
 pub fn random_values(rng: &mut StdRng, n: usize, dtype: DType, for_prod: bool) -> Vec<f64> {
@@ -62,4 +107,385 @@ pub fn to_elems<E: Element>(v: &[f64]) -> Vec<E> {
 
 pub fn upload<E: Element>(c: &Client, v: &[E], shape: &[usize]) -> DeviceTensor<R> {
     DeviceTensor::from_slice(c, v, shape)
+}
+
+/// A host element the tests generate data for.
+pub trait TestElem: ScanElement {
+    /// A value drawn uniformly from the whole type (integers only; floats: `random_values`).
+    fn wide(rng: &mut StdRng) -> Self;
+    /// The largest / smallest value (±inf for floats).
+    fn top() -> Self;
+    fn bottom() -> Self;
+    fn nan() -> Option<Self>;
+}
+
+macro_rules! int_test_elem {
+    ($($t:ty),*) => {$(
+        impl TestElem for $t {
+            fn wide(rng: &mut StdRng) -> Self {
+                rng.random::<$t>()
+            }
+            fn top() -> Self {
+                <$t>::MAX
+            }
+            fn bottom() -> Self {
+                <$t>::MIN
+            }
+            fn nan() -> Option<Self> {
+                None
+            }
+        }
+    )*};
+}
+int_test_elem!(i32, u32, i64, u64);
+
+macro_rules! float_test_elem {
+    ($($t:ty),*) => {$(
+        impl TestElem for $t {
+            fn wide(rng: &mut StdRng) -> Self {
+                <$t as Element>::from_f64(rng.random_range(-4.0..4.0))
+            }
+            fn top() -> Self {
+                <$t>::INFINITY
+            }
+            fn bottom() -> Self {
+                <$t>::NEG_INFINITY
+            }
+            fn nan() -> Option<Self> {
+                Some(<$t>::NAN)
+            }
+        }
+    )*};
+}
+float_test_elem!(f32, f64, f16, bf16);
+
+/// Random data for `op`, never all zeros:
+/// * sums: floats in `[-4, 4)`; integers over the whole type half of the time (so sums wrap),
+///   else small;
+/// * products: floats `±exp(u)`, `u` uniform in `[-r, r]` with `r` chosen from `n` so the
+///   running product (a random walk in log space) stays far inside the type's range; integers
+///   odd (so a wrapping product never becomes 0): `{-3, -1, 1, 3}` or `{1, 3, 5, 7}`;
+/// * max / min: floats in `[-4, 4)`, integers over the whole type.
+pub fn values_for<E: TestElem>(rng: &mut StdRng, n: usize, op: ScanOp) -> Vec<E> {
+    let d = E::DTYPE;
+    match op {
+        ScanOp::Sum => {
+            if !d.is_float() && rng.random_bool(0.5) {
+                (0..n).map(|_| E::wide(rng)).collect()
+            } else {
+                to_elems(&random_values(rng, n, d, false))
+            }
+        }
+        ScanOp::Prod => {
+            if d.is_float() {
+                // Log-range of the type we may use, then a width whose random walk over `n`
+                // steps stays within a quarter of it with a huge margin.
+                let ln_range: f64 = match d {
+                    DType::F16 => 9.0,
+                    DType::BF16 | DType::F32 => 80.0,
+                    _ => 700.0,
+                };
+                let r = (ln_range / 8.0 / (n.max(1) as f64).sqrt()).min(0.5);
+                (0..n)
+                    .map(|_| {
+                        let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
+                        E::from_f64(s * rng.random_range(-r..=r).exp())
+                    })
+                    .collect()
+            } else {
+                let set: [f64; 4] = if matches!(d, DType::U32 | DType::U64) {
+                    [1.0, 3.0, 5.0, 7.0]
+                } else {
+                    [-3.0, -1.0, 1.0, 3.0]
+                };
+                (0..n)
+                    .map(|_| E::from_f64(set[rng.random_range(0..4)]))
+                    .collect()
+            }
+        }
+        ScanOp::Max | ScanOp::Min => {
+            if d.is_float() {
+                to_elems(&random_values(rng, n, d, false))
+            } else {
+                (0..n).map(|_| E::wide(rng)).collect()
+            }
+        }
+    }
+}
+
+/// Data for index tests: values from a tiny set (many ties), with the type's extremes (which
+/// tie with the identity of max / min: ±inf for floats, MIN / MAX for integers) inserted with
+/// probability `p_ext` each and, for floats, NaN with probability `p_nan`.
+pub fn tie_values<E: TestElem>(rng: &mut StdRng, n: usize, p_ext: f64, p_nan: f64) -> Vec<E> {
+    (0..n)
+        .map(|_| {
+            let u: f64 = rng.random();
+            if u < p_ext {
+                E::top()
+            } else if u < 2.0 * p_ext {
+                E::bottom()
+            } else if u < 2.0 * p_ext + p_nan && E::nan().is_some() {
+                E::nan().unwrap()
+            } else {
+                E::from_f64([1.0, 2.0, 3.0][rng.random_range(0..3)])
+            }
+        })
+        .collect()
+}
+
+/// The resolved axis (panics on a bad one: the callers pass good axes).
+pub fn resolve(axis: isize, rank: usize) -> usize {
+    if axis < 0 {
+        (axis + rank as isize) as usize
+    } else {
+        axis as usize
+    }
+}
+
+fn tol_sum(d: DType) -> f64 {
+    match d {
+        DType::F32 => 1e-5,
+        DType::F64 => 1e-12,
+        _ => 1e-2,
+    }
+}
+
+fn tol_prod(d: DType) -> f64 {
+    match d {
+        DType::F32 => 1e-6,
+        DType::F64 => 1e-14,
+        _ => 1e-2,
+    }
+}
+
+fn tiny(d: DType) -> f64 {
+    match d {
+        DType::F32 => f32::MIN_POSITIVE as f64,
+        DType::F64 => f64::MIN_POSITIVE,
+        DType::F16 => f16::MIN_POSITIVE.to_f64(),
+        _ => bf16::MIN_POSITIVE.to_f64(),
+    }
+}
+
+fn same_bits<E: Element>(a: E, b: E) -> bool {
+    bytemuck::bytes_of(&a) == bytemuck::bytes_of(&b)
+}
+
+/// Row-major coordinates of flat index `i`.
+pub fn coords(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        if shape[d] > 0 {
+            c[d] = i % shape[d];
+            i /= shape[d];
+        }
+    }
+    c
+}
+
+/// Compares a device result with the reference under the tolerances of this module's doc.
+/// `input` is the (contiguous) input both were computed from.
+#[allow(clippy::too_many_arguments)]
+pub fn compare<E: ScanElement>(
+    got: &[E],
+    want: &[E],
+    input: &[E],
+    shape: &[usize],
+    axis: usize,
+    op: ScanOp,
+    opts: ScanOptions,
+) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} elements, want {}", got.len(), want.len()));
+    }
+    let d = E::DTYPE;
+    let approx = d.is_float() && matches!(op, ScanOp::Sum | ScanOp::Prod);
+    // Per-position scale: running sum of |x| (sums) or count of factors (products).
+    let scale: Vec<f64> = if approx {
+        let v: Vec<f64> = input
+            .iter()
+            .map(|x| {
+                if op == ScanOp::Sum {
+                    x.to_f64().abs()
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        cpu::scan(&v, shape, axis, ScanOp::Sum, opts)
+    } else {
+        Vec::new()
+    };
+    let mut bad = 0usize;
+    let mut first = None;
+    for i in 0..got.len() {
+        let (g, w) = (got[i], want[i]);
+        let ok = if same_bits(g, w) || (g.to_f64().is_nan() && w.to_f64().is_nan()) {
+            true
+        } else if approx && w.to_f64().is_finite() {
+            let (g, w) = (g.to_f64(), w.to_f64());
+            let lim = if op == ScanOp::Sum {
+                tol_sum(d) * (scale[i] + 1.0)
+            } else {
+                tol_prod(d) * (scale[i] + 1.0).sqrt() * w.abs() + tiny(d)
+            };
+            (g - w).abs() <= lim
+        } else {
+            false
+        };
+        if !ok {
+            bad += 1;
+            if first.is_none() {
+                first = Some(i);
+            }
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{bad} of {} elements differ; first at {:?} (flat {i}): got {:?}, want {:?}{}",
+            got.len(),
+            coords(i, shape),
+            got[i],
+            want[i],
+            if approx {
+                format!(" (scale {})", scale[i])
+            } else {
+                String::new()
+            }
+        )),
+    }
+}
+
+/// Reads an index tensor (i64 or i32) as i64.
+pub fn read_indices(c: &Client, t: &DeviceTensor<R>) -> Vec<i64> {
+    match t.dtype {
+        DType::I64 => t.to_vec::<i64>(c),
+        DType::I32 => t.to_vec::<i32>(c).into_iter().map(i64::from).collect(),
+        d => panic!("index tensor of dtype {d}"),
+    }
+}
+
+fn describe<E: Element>(x: &DeviceTensor<R>, axis: isize, op: ScanOp, opts: ScanOptions) -> String {
+    format!(
+        "{} shape {:?} strides {:?} offset {} axis {axis} {op:?} {opts:?}",
+        E::DTYPE,
+        x.shape,
+        x.strides,
+        x.offset
+    )
+}
+
+/// Scans the view `x` on the device and compares with `cpu::scan` of its gathered data.
+/// Panics with the case and the first difference.
+pub fn check_scan<E: ScanElement>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    x: &DeviceTensor<R>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+) {
+    let data: Vec<E> = x.to_vec(c);
+    check_scan_data(c, ws, x, &data, axis, op, opts)
+}
+
+/// As [`check_scan`], with the view's data (row-major) given.
+pub fn check_scan_data<E: ScanElement>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    x: &DeviceTensor<R>,
+    data: &[E],
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+) {
+    let what = describe::<E>(x, axis, op, opts);
+    let ax = resolve(axis, x.rank());
+    let want = cpu::scan(data, &x.shape, ax, op, opts);
+    let y = cubeprim::scan(c, x, axis, op, opts, ws).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(y.shape, x.shape, "{what}: output shape");
+    assert!(y.is_contiguous(), "{what}: output not contiguous");
+    assert_eq!(y.dtype, E::DTYPE, "{what}: output dtype");
+    let got: Vec<E> = y.to_vec(c);
+    if let Err(e) = compare(&got, &want, data, &x.shape, ax, op, opts) {
+        panic!("{what}: {e}");
+    }
+}
+
+/// Indexed scan of the view `x` against `cpu::scan_with_indices`: values bit for bit, indices
+/// exactly.
+pub fn check_scan_indices<E: ScanElement>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    x: &DeviceTensor<R>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+) {
+    let what = format!("indexed {}", describe::<E>(x, axis, op, opts));
+    let data: Vec<E> = x.to_vec(c);
+    let ax = resolve(axis, x.rank());
+    let (want, want_idx) = cpu::scan_with_indices(&data, &x.shape, ax, op, opts);
+    let (y, idx) = cubeprim::scan_with_indices(c, x, axis, op, opts, ws)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(y.shape, x.shape, "{what}: output shape");
+    assert_eq!(idx.shape, x.shape, "{what}: index shape");
+    assert_eq!(idx.dtype, index_dtype(c), "{what}: index dtype");
+    assert!(
+        y.is_contiguous() && idx.is_contiguous(),
+        "{what}: output not contiguous"
+    );
+    let got: Vec<E> = y.to_vec(c);
+    if let Err(e) = compare(&got, &want, &data, &x.shape, ax, op, opts) {
+        panic!("{what}: values: {e}");
+    }
+    let got_idx = read_indices(c, &idx);
+    let bad: Vec<usize> = (0..got_idx.len())
+        .filter(|&i| got_idx[i] != want_idx[i])
+        .collect();
+    if let Some(&i) = bad.first() {
+        panic!(
+            "{what}: {} of {} indices differ; first at {:?}: got {}, want {} (value {:?})",
+            bad.len(),
+            got_idx.len(),
+            coords(i, &x.shape),
+            got_idx[i],
+            want_idx[i],
+            want[i]
+        );
+    }
+}
+
+/// Every combination of exclusive × reverse on top of `base`.
+pub fn variants(base: ScanOptions) -> [ScanOptions; 4] {
+    [
+        base,
+        base.exclusive(),
+        base.reverse(),
+        base.exclusive().reverse(),
+    ]
+}
+
+pub const OPS: [ScanOp; 4] = [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min];
+
+/// Row-major copy of the view (`shape`, `strides`, `offset`) of `all` (an independent
+/// re-implementation, so the reference does not rely on the library's own gather).
+pub fn gather_view<E: Copy>(
+    all: &[E],
+    shape: &[usize],
+    strides: &[usize],
+    offset: usize,
+) -> Vec<E> {
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|i| {
+            let at: usize = coords(i, shape)
+                .iter()
+                .zip(strides)
+                .map(|(c, s)| c * s)
+                .sum();
+            all[offset + at]
+        })
+        .collect()
 }
