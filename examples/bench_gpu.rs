@@ -61,7 +61,8 @@ fn check(got: &[f64], want: &[f64], scale: &[f64]) -> (f64, bool) {
             continue;
         }
         let e = (g - w).abs() / scale[i].max(1.0);
-        if !(e <= 1e-4) {
+        // NaN errors fail too.
+        if e.is_nan() || e > 1e-4 {
             ok = false;
         }
         worst = worst.max(if e.is_nan() { f64::INFINITY } else { e });

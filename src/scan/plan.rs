@@ -5,6 +5,7 @@ use crate::{DType, Error, Result};
 use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::lookback::lookback_shared_bytes;
 use cubeprim_kernels::device::tile_state::words_per_tile;
 
 /// Units and vectors per unit of the tile used for long rows.
@@ -140,13 +141,58 @@ impl ScanPlan {
                 "reduce-then-scan does not track indices; use DecoupledLookback".into(),
             ));
         }
+        // Shared memory of a kernel with tile (threads, vpt): the tile scan, the look-back,
+        // the ticket, and slack for the alignment of each array.
+        let acc = dtype.accumulator_size();
+        let windows = opts.tuning.map(|t| t.windows).unwrap_or(WINDOWS);
+        let plane_max_k = plane_max.min(64);
+        let shared_limit = client.properties().hardware.max_shared_memory_size;
+        let footprint = |threads: u32, vpt: u32| {
+            let cfg = TileConfig {
+                threads,
+                vectors_per_thread: vpt,
+                reverse: false,
+                exclusive: false,
+                indexed,
+                plane_ops,
+            };
+            cfg.shared_bytes(acc)
+                + lookback_shared_bytes(WINDOW.min(threads), windows, plane_ops, plane_max_k, acc)
+                + 4
+                + 16 * 16
+        };
+        let fits_device = |&(t, v): &(u32, u32)| footprint(t, v) <= shared_limit;
+        let long = match opts.tuning {
+            Some(t) => {
+                let tile = (t.threads, t.vectors_per_thread);
+                if !fits_device(&tile) {
+                    return Err(Error::Unsupported(format!(
+                        "a tile of {} units x {} vectors needs {} bytes of shared memory; the \
+                         device has {shared_limit}",
+                        tile.0,
+                        tile.1,
+                        footprint(tile.0, tile.1)
+                    )));
+                }
+                tile
+            }
+            None => {
+                let mut tile = LONG_TILE;
+                while tile.1 > 1 && !fits_device(&tile) {
+                    tile.1 /= 2;
+                }
+                tile
+            }
+        };
+        if !fits_device(&long) {
+            return Err(Error::Unsupported(format!(
+                "no scan tile fits in the device's {shared_limit} bytes of shared memory"
+            )));
+        }
         let fits = SHORT_TILES
             .iter()
+            .filter(|tile| fits_device(tile))
             .find(|(t, v)| *t >= min_threads && t * v >= n_vec.max(1));
-        let long = opts
-            .tuning
-            .map(|t| (t.threads, t.vectors_per_thread))
-            .unwrap_or(LONG_TILE);
         let fits = fits.filter(|(t, v)| t * v <= long.0 * long.1);
         let (route, (threads, vpt)) = match (opts.algorithm, fits) {
             (ScanAlgorithm::Auto, Some(&tile)) => (Route::SingleTile, tile),
@@ -155,26 +201,6 @@ impl ScanPlan {
             }
             (ScanAlgorithm::ReduceThenScan, Some(&tile)) => (Route::SingleTile, tile),
             (ScanAlgorithm::ReduceThenScan, None) => (Route::ReduceThenScan, long),
-        };
-        // 64-bit look-back payloads (u64 bit casts) fail in cubecl's WGSL path; there, long
-        // rows of 8-byte types use reduce-then-scan (indices need the look-back: refused).
-        let wide = dtype.accumulator_size() == 8 && R::name(client) != "cuda";
-        let route = if wide && route == Route::Lookback && n_vec <= threads * vpt {
-            Route::SingleTile
-        } else if wide && route == Route::Lookback {
-            if indexed {
-                return Err(Error::UnsupportedDType {
-                    dtype,
-                    reason: format!(
-                        "indexed scans of rows longer than one tile need 64-bit look-back, which \
-                         the {} runtime lacks",
-                        R::name(client)
-                    ),
-                });
-            }
-            Route::ReduceThenScan
-        } else {
-            route
         };
         let cfg = TileConfig {
             threads,
@@ -204,10 +230,10 @@ impl ScanPlan {
             num_tiles,
             route,
             window: WINDOW.min(threads),
-            windows: opts.tuning.map(|t| t.windows).unwrap_or(WINDOWS),
+            windows,
             spins: opts.tuning.map(|t| t.spins).unwrap_or(SPINS),
             plain_reads: R::name(client) == "cuda",
-            plane_max: plane_max.min(64),
+            plane_max: plane_max_k,
             state_bytes,
         })
     }

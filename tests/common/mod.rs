@@ -414,7 +414,7 @@ pub fn check_scan_data<E: ScanElement>(
 }
 
 /// Indexed scan of the view `x` against `cpu::scan_with_indices`: values bit for bit, indices
-/// exactly.
+/// exactly. Returns `true` (kept so callers can count the cases that ran).
 pub fn check_scan_indices<E: ScanElement>(
     c: &Client,
     ws: &mut Workspace<R>,
@@ -422,13 +422,15 @@ pub fn check_scan_indices<E: ScanElement>(
     axis: isize,
     op: ScanOp,
     opts: ScanOptions,
-) {
+) -> bool {
     let what = format!("indexed {}", describe::<E>(x, axis, op, opts));
     let data: Vec<E> = x.to_vec(c);
     let ax = resolve(axis, x.rank());
     let (want, want_idx) = cpu::scan_with_indices(&data, &x.shape, ax, op, opts);
-    let (y, idx) = cubeprim::scan_with_indices(c, x, axis, op, opts, ws)
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (y, idx) = match cubeprim::scan_with_indices(c, x, axis, op, opts, ws) {
+        Ok(r) => r,
+        Err(e) => panic!("{what}: {e}"),
+    };
     assert_eq!(y.shape, x.shape, "{what}: output shape");
     assert_eq!(idx.shape, x.shape, "{what}: index shape");
     assert_eq!(idx.dtype, index_dtype(c), "{what}: index dtype");
@@ -455,6 +457,7 @@ pub fn check_scan_indices<E: ScanElement>(
             want[i]
         );
     }
+    true
 }
 
 /// Every combination of exclusive × reverse on top of `base`.

@@ -20,6 +20,13 @@ impl TileConfig {
     pub fn tile_vectors(&self) -> u32 {
         self.threads * self.vectors_per_thread
     }
+    /// Bytes of shared memory of the tile scan ([`TileShared`](super::TileShared)) for an
+    /// accumulator of `acc_bytes`.
+    pub fn shared_bytes(&self, acc_bytes: usize) -> usize {
+        let idx = |len: usize| if self.indexed { 4 * len } else { 4 };
+        let scan = 2 * self.threads as usize;
+        self.rake_len() * acc_bytes + idx(self.rake_len()) + scan * acc_bytes + idx(scan)
+    }
     /// Entries of the raking buffer (one per vector, padded every 32 to dodge bank conflicts).
     pub fn rake_len(&self) -> usize {
         let v = self.tile_vectors() as usize;

@@ -36,14 +36,19 @@ pub struct LookbackShared<A: Numeric> {
 
 #[cube]
 impl<A: Numeric> LookbackShared<A> {
-    /// `windows` plane windows of up to 64 tiles (plane variant), or one `window` of tiles.
-    pub fn new(#[comptime] window: u32, #[comptime] windows: u32) -> LookbackShared<A> {
-        let w = comptime![window as usize];
-        let n = comptime![(windows * 64).max(window) as usize];
+    /// Plane variant (`plane_ops`): `windows` windows of up to `plane_max` tiles; shared
+    /// variant: one `window` of tiles. [`lookback_shared_bytes`] gives the size.
+    pub fn new(
+        #[comptime] window: u32,
+        #[comptime] windows: u32,
+        #[comptime] plane_ops: bool,
+        #[comptime] plane_max: u32,
+    ) -> LookbackShared<A> {
+        let (w, n) = comptime![lookback_lens(window, windows, plane_ops, plane_max)];
         LookbackShared::<A> {
             status: SharedMemory::<u32>::new(w),
-            val: SharedMemory::<A>::new(n),
-            idx: SharedMemory::<u32>::new(n),
+            val: SharedMemory::<A>::new(w),
+            idx: SharedMemory::<u32>::new(w),
             own: SharedMemory::<u32>::new(n),
             own_val: SharedMemory::<A>::new(n),
             own_idx: SharedMemory::<u32>::new(n),
@@ -52,6 +57,27 @@ impl<A: Numeric> LookbackShared<A> {
             result_i: SharedMemory::<u32>::new(1usize),
         }
     }
+}
+
+/// Entries of the per-window arrays and of the fallback ("own") arrays.
+fn lookback_lens(window: u32, windows: u32, plane_ops: bool, plane_max: u32) -> (usize, usize) {
+    if plane_ops {
+        (1, (windows * plane_max) as usize)
+    } else {
+        (window as usize, window as usize)
+    }
+}
+
+/// Bytes of shared memory of [`LookbackShared`] for an accumulator of `acc_bytes`.
+pub fn lookback_shared_bytes(
+    window: u32,
+    windows: u32,
+    plane_ops: bool,
+    plane_max: u32,
+    acc_bytes: usize,
+) -> usize {
+    let (w, n) = lookback_lens(window, windows, plane_ops, plane_max);
+    w * (8 + acc_bytes) + n * (8 + acc_bytes) + 16 + acc_bytes + 4
 }
 
 /// Status of a window slot before the row's first tile.
@@ -134,7 +160,7 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     let mut hist_v = Array::<A>::new(comptime![windows as usize]);
     let mut hist_i = Array::<u32>::new(comptime![windows as usize]);
     let mut i = t;
-    while i < comptime![windows * 64] {
+    while i < comptime![windows * plane_max] {
         lb.own[i as usize] = 0;
         i += CUBE_DIM;
     }
@@ -230,7 +256,7 @@ fn walk_plane<A: Numeric, O: ScanOp>(
             let st = read_status::<A>(state, view, row_tile0 + tile - 1 - s, epoch, plain, indexed);
             status = st.status;
             item = st.item;
-            if status == 0 && s < comptime![windows * 64] && lb.own[s as usize] == 1 {
+            if status == 0 && lb.own[s as usize] == 1 {
                 status = 1;
                 item = Item::<A> {
                     value: lb.own_val[s as usize],

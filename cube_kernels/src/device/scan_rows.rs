@@ -112,7 +112,8 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                     if t == 0 {
                         publish::<A>(state, tile_id, total, AGGREGATE, epoch, cfg.indexed);
                     }
-                    let mut lb = LookbackShared::<A>::new(window, windows);
+                    let mut lb =
+                        LookbackShared::<A>::new(window, windows, cfg.plane_ops, plane_max);
                     prefix = lookback::<T, A, O, N>(
                         input,
                         base_in,

@@ -30,6 +30,7 @@ pub trait ScanOp: 'static + Send + Sync {
 /// True only for a float NaN (always false for integers). Tested on the bits: `x != x` is
 /// folded away by some shader compilers (llvmpipe returned false for NaN).
 #[cube]
+#[allow(clippy::useless_conversion)] // `.into()`: the expanded branch returns an expression
 pub fn is_nan<A: Numeric>(x: A) -> bool {
     let ty = type_of::<A>();
     if comptime![ty.elem_type().is_float()] {
