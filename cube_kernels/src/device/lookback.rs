@@ -1,9 +1,9 @@
 //! Decoupled look-back, with the decoupled-fallback rule.
 //!
 //! A window of predecessors is read at once (one memory round trip per round): by the first
-//! plane with plane operations (windows of `PLANE_DIM` tiles, walked back over up to
-//! `max_slots` tiles with no cube-wide barrier), or by the first `window` units through shared
-//! memory without them. The nearest predecessor holding an inclusive prefix ends the walk; the
+//! plane with plane operations (windows of `PLANE_DIM` tiles, walking back over up to `windows`
+//! of them with no cube-wide barrier, then waiting there for a prefix), or by the first `window`
+//! units through shared memory without them. The nearest predecessor holding an inclusive prefix ends the walk; the
 //! exclusive prefix is that prefix followed by the aggregates of the tiles in between,
 //! combined oldest first: every published prefix is then the same left fold of the tile
 //! aggregates, whichever tiles were ready, so float results are reproducible.
