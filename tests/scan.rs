@@ -25,7 +25,7 @@ mod common;
 use common::*;
 use cubeprim::scan::tile_len;
 use cubeprim::{
-    DType, DeviceTensor, Error, PlaneOps, ScanAlgorithm, ScanOp, ScanOptions, Workspace,
+    DType, DeviceTensor, Error, PlaneOps, ScanAlgorithm, ScanOp, ScanOptions, ScanTuning, Workspace,
 };
 use half::{bf16, f16};
 use rand::Rng;
@@ -1063,6 +1063,63 @@ fn workspace_epoch_wrap() {
         let y = cubeprim::scan(&c, &tensors[k], 0, ScanOp::Sum, opts, &mut ws).unwrap();
         if call % 1024 == 0 || call + 80 >= calls {
             assert_eq!(y.to_vec::<i32>(&c), wants[k], "call {call}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoupled fallback
+// ---------------------------------------------------------------------------------------------
+
+/// Tiny tiles (32 units × 1 vector) and a fallback after one silent round, so cubes often
+/// reduce a predecessor's tile themselves (lavapipe runs several cubes at once). Whoever
+/// computes a tile's aggregate must compute the same bits: the result must equal the CPU
+/// reference and, bit for bit, the result with the default (patient) look-back.
+#[test]
+fn eager_fallback_gives_the_same_bits() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(77);
+    let n = 200_003;
+    let data: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let x = upload(&c, &data, &[n]);
+    let eager = ScanTuning {
+        threads: 32,
+        vectors_per_thread: 1,
+        windows: 8,
+        spins: 1,
+    };
+    for plane in [PlaneOps::Force, PlaneOps::Off] {
+        for op in [ScanOp::Sum, ScanOp::Max] {
+            let base = ScanOptions::default()
+                .algorithm(ScanAlgorithm::DecoupledLookback)
+                .plane_ops(plane);
+            let patient = ScanTuning {
+                spins: 1_000,
+                ..eager
+            };
+            let mut ws = Workspace::new();
+            let a: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(eager), &mut ws)
+                .unwrap()
+                .to_vec(&c);
+            let b: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(patient), &mut ws)
+                .unwrap()
+                .to_vec(&c);
+            assert!(
+                a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{plane:?} {op:?}: eager fallback changed the bits"
+            );
+            let want = cubeprim::cpu::scan(&data, &[n], 0, op, base);
+            let mut run = 0.0f64;
+            for i in 0..n {
+                run += data[i].abs() as f64;
+                let tol = 1e-5 * (run + 1.0);
+                assert!(
+                    ((a[i] - want[i]) as f64).abs() <= tol,
+                    "{plane:?} {op:?} at {i}: {} vs {}",
+                    a[i],
+                    want[i]
+                );
+            }
         }
     }
 }
