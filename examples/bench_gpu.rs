@@ -185,7 +185,13 @@ fn scan_case<R: Runtime>(
     }
     let ms = time_ms(client, reps, || run(&mut ws));
     let elem = dtype.size() as f64;
-    let bytes = n as f64 * (2.0 * elem + if indices { idx_bytes::<R>(client) } else { 0.0 });
+    let bytes = n as f64
+        * (2.0 * elem
+            + if indices {
+                cubeprim::index_dtype(client).size() as f64
+            } else {
+                0.0
+            });
     rows.push(Row {
         name: name.into(),
         shape: shape.to_vec(),
@@ -194,17 +200,6 @@ fn scan_case<R: Runtime>(
         err: format!("{} (max err {worst:.1e})", if ok { "ok" } else { "WRONG" }),
     });
     print_row(rows.last().unwrap(), None);
-}
-
-fn idx_bytes<R: Runtime>(client: &ComputeClient<R>) -> f64 {
-    if client
-        .properties()
-        .supports_type(i64::as_type_native_unchecked())
-    {
-        8.0
-    } else {
-        4.0
-    }
 }
 
 /// Running sum of |x| along the last axis, in scan order.

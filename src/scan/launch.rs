@@ -12,8 +12,9 @@ use cubeprim_kernels::device::ScanMode;
 use cubeprim_kernels::ops::{Add, Max, Min, Mul};
 use half::{bf16, f16};
 
-/// Whether the runtime can store, load and do arithmetic on `dtype`.
-pub(crate) fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Result<()> {
+/// Whether the runtime can store, load and do arithmetic on `dtype` (and, for f16 / bf16, on
+/// their f32 accumulator).
+pub fn supports_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> bool {
     let ty = match dtype {
         DType::F32 => f32::as_type_native_unchecked(),
         DType::F16 => f16::as_type_native_unchecked(),
@@ -24,21 +25,30 @@ pub(crate) fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -
         DType::I64 => i64::as_type_native_unchecked(),
         DType::U64 => u64::as_type_native_unchecked(),
     };
-    if !client.properties().supports_type(ty) {
-        return Err(Error::UnsupportedDType {
+    let p = client.properties();
+    p.supports_type(ty)
+        && (!matches!(dtype, DType::F16 | DType::BF16)
+            || p.supports_type(f32::as_type_native_unchecked()))
+}
+
+/// [`supports_dtype`] as a typed error.
+pub(crate) fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Result<()> {
+    if supports_dtype(client, dtype) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedDType {
             dtype,
-            reason: format!("the {} runtime has no {dtype}", R::name(client)),
-        });
+            reason: format!("the {} runtime does not support it", R::name(client)),
+        })
     }
-    if matches!(dtype, DType::F16 | DType::BF16)
-        && !client
-            .properties()
-            .supports_type(f32::as_type_native_unchecked())
-    {
-        return Err(Error::UnsupportedDType {
-            dtype,
-            reason: "no f32 accumulator".into(),
-        });
+}
+
+/// Indices are defined for max and min only.
+fn check_indices(op: ScanOp, indexed: bool) -> Result<()> {
+    if indexed && !matches!(op, ScanOp::Max | ScanOp::Min) {
+        return Err(Error::Unsupported(format!(
+            "indices are defined for max and min, not {op:?}"
+        )));
     }
     Ok(())
 }
@@ -79,6 +89,7 @@ pub(crate) fn scan<R: Runtime>(
     workspace: &mut Workspace<R>,
     indexed: bool,
 ) -> Result<(DeviceTensor<R>, Option<DeviceTensor<R>>)> {
+    check_indices(op, indexed)?;
     check_dtype(client, input.dtype)?;
     let out = DeviceTensor::empty(client, &input.shape, input.dtype);
     let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, index_dtype(client)));
@@ -126,6 +137,7 @@ pub(crate) fn scan_into<R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     let indexed = idx.is_some();
+    check_indices(op, indexed)?;
     let axis = resolve_axis(axis, input.rank())?;
     check_dtype(client, input.dtype)?;
     if input.strides.len() != input.rank() {

@@ -18,6 +18,7 @@ mod plan;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 
+pub use launch::supports_dtype;
 pub use plan::{tile_len, ScanPlan, LONG_TILE, SPINS, WINDOWS};
 
 /// The scan operators.
@@ -157,11 +158,6 @@ pub fn scan_into<R: Runtime>(
     opts: ScanOptions,
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
-    if indices.is_some() && !matches!(op, ScanOp::Max | ScanOp::Min) {
-        return Err(Error::Unsupported(format!(
-            "indices are defined for max and min, not {op:?}"
-        )));
-    }
     launch::scan_into(client, input, output, indices, axis, op, opts, workspace)
 }
 
@@ -182,11 +178,6 @@ pub fn scan_with_indices<R: Runtime>(
     opts: ScanOptions,
     workspace: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
-    if !matches!(op, ScanOp::Max | ScanOp::Min) {
-        return Err(Error::Unsupported(format!(
-            "indices are defined for max and min, not {op:?}"
-        )));
-    }
     launch::scan(client, input, axis, op, opts, workspace, true)
         .map(|(out, idx)| (out, idx.expect("indexed scan returns indices")))
 }

@@ -54,20 +54,7 @@ pub fn rng(seed: u64) -> StdRng {
 /// Whether the runtime has `dtype` (the rule the library applies before it returns
 /// `Error::UnsupportedDType`).
 pub fn supports(c: &Client, dtype: DType) -> bool {
-    let ty = match dtype {
-        DType::F32 => f32::as_type_native_unchecked(),
-        DType::F16 => f16::as_type_native_unchecked(),
-        DType::BF16 => bf16::as_type_native_unchecked(),
-        DType::F64 => f64::as_type_native_unchecked(),
-        DType::I32 => i32::as_type_native_unchecked(),
-        DType::U32 => u32::as_type_native_unchecked(),
-        DType::I64 => i64::as_type_native_unchecked(),
-        DType::U64 => u64::as_type_native_unchecked(),
-    };
-    let p = c.properties();
-    p.supports_type(ty)
-        && (!matches!(dtype, DType::F16 | DType::BF16)
-            || p.supports_type(f32::as_type_native_unchecked()))
+    cubeprim::supports_dtype(c, dtype)
 }
 
 /// The index dtype the runtime's indexed scans return.

@@ -11,4 +11,4 @@ mod tile_scan;
 
 pub use config::TileConfig;
 pub use cube_scan::{cube_exclusive_scan, CubeScan};
-pub use tile_scan::{load_tile, write_tile, TileShared};
+pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

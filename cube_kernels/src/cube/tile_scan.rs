@@ -170,6 +170,41 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     cs.total
 }
 
+/// The aggregate of tile `tile` of a row: [`load_tile`] with its per-unit results discarded.
+/// The reduce-then-scan pass and the look-back fallback both use it, so a tile's aggregate has
+/// the same bits whoever computes it.
+#[cube]
+pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+    input: &Array<Vector<T, N>>,
+    base: usize,
+    stride: usize,
+    n_vec: u32,
+    tile: u32,
+    sh: &mut TileShared<A>,
+    #[comptime] cfg: TileConfig,
+) -> Item<A> {
+    let nl = N::value();
+    let nv = comptime![cfg.vectors_per_thread as usize * nl];
+    let vpt = comptime![cfg.vectors_per_thread as usize];
+    let mut vals = Array::<A>::new(nv);
+    let mut idxs = Array::<u32>::new(nv);
+    let mut pre_v = Array::<A>::new(vpt);
+    let mut pre_i = Array::<u32>::new(vpt);
+    load_tile::<T, A, O, N>(
+        input,
+        base,
+        stride,
+        n_vec,
+        tile * comptime![cfg.tile_vectors()],
+        &mut vals,
+        &mut idxs,
+        &mut pre_v,
+        &mut pre_i,
+        sh,
+        cfg,
+    )
+}
+
 /// Writes one scanned tile: `prefix` (everything before the tile) ⊕ the vector prefix ⊕ the
 /// lane prefix, cast back to `T`. With `indexed`, also writes the index (in the row, in memory
 /// order) of the selected element; `-1` where no element precedes (exclusive, first position).

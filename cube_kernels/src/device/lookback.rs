@@ -14,7 +14,7 @@
 //! ends long loops). Tile ids come from an atomic counter, so every predecessor has started.
 
 use super::tile_state::{read_status, PREFIX};
-use crate::cube::{load_tile, TileConfig, TileShared};
+use crate::cube::{tile_aggregate, TileConfig, TileShared};
 use crate::ops::{combine_items, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -189,20 +189,7 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             );
         }
         sync_cube();
-        let fallback = lb.ctrl[1];
-        if fallback > 0 {
-            let s = fallback - 1;
-            let agg = reduce_tile::<T, A, O, N>(input, base, stride, n_vec, tile - 1 - s, sh, cfg);
-            if t == 0 {
-                lb.own[s as usize] = 1;
-                lb.own_val[s as usize] = agg.value;
-                lb.own_idx[s as usize] = agg.index;
-                lb.ctrl[1] = 0;
-            }
-        }
-        let done = lb.ctrl[0];
-        sync_cube();
-        if done == 1 {
+        if fallback_step::<T, A, O, N>(input, base, stride, n_vec, tile, sh, lb, cfg) {
             break;
         }
     }
@@ -380,38 +367,35 @@ fn fold<A: Numeric, O: ScanOp>(
     lb.ctrl[0] = 1;
 }
 
-/// Aggregate of tile `pred` of the row, computed by this cube (the fallback). Same code as
-/// the owner's, hence the same value.
+/// The cube-wide step after each look-back round: reduces the tile that `ctrl[1]` names (the
+/// fallback) and keeps its aggregate as this cube's own value for that slot; then returns
+/// whether the prefix is ready. Every unit calls it; it ends with a barrier.
 #[cube]
-fn reduce_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+#[allow(clippy::too_many_arguments)]
+fn fallback_step<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
-    pred: u32,
+    tile: u32,
     sh: &mut TileShared<A>,
+    lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
-) -> Item<A> {
-    let nl = N::value();
-    let nv = comptime![cfg.vectors_per_thread as usize * nl];
-    let vpt = comptime![cfg.vectors_per_thread as usize];
-    let mut vals = Array::<A>::new(nv);
-    let mut idxs = Array::<u32>::new(nv);
-    let mut pre_v = Array::<A>::new(vpt);
-    let mut pre_i = Array::<u32>::new(vpt);
-    load_tile::<T, A, O, N>(
-        input,
-        base,
-        stride,
-        n_vec,
-        pred * comptime![cfg.tile_vectors()],
-        &mut vals,
-        &mut idxs,
-        &mut pre_v,
-        &mut pre_i,
-        sh,
-        cfg,
-    )
+) -> bool {
+    let fallback = lb.ctrl[1];
+    if fallback > 0 {
+        let s = fallback - 1;
+        let agg = tile_aggregate::<T, A, O, N>(input, base, stride, n_vec, tile - 1 - s, sh, cfg);
+        if UNIT_POS == 0 {
+            lb.own[s as usize] = 1;
+            lb.own_val[s as usize] = agg.value;
+            lb.own_idx[s as usize] = agg.index;
+            lb.ctrl[1] = 0;
+        }
+    }
+    let done = lb.ctrl[0];
+    sync_cube();
+    done == 1
 }
 
 /// Shared-memory variant (no plane operations): units `0..window` read one window per round,
@@ -488,20 +472,7 @@ fn lookback_shared<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             // else: a full window of aggregates; the oldest will publish its prefix.
         }
         sync_cube();
-        let fallback = lb.ctrl[1];
-        if fallback > 0 {
-            let s = fallback - 1;
-            let agg = reduce_tile::<T, A, O, N>(input, base, stride, n_vec, tile - 1 - s, sh, cfg);
-            if t == 0 {
-                lb.own[s as usize] = 1;
-                lb.own_val[s as usize] = agg.value;
-                lb.own_idx[s as usize] = agg.index;
-                lb.ctrl[1] = 0;
-            }
-        }
-        let done = lb.ctrl[0];
-        sync_cube();
-        if done == 1 {
+        if fallback_step::<T, A, O, N>(input, base, stride, n_vec, tile, sh, lb, cfg) {
             break;
         }
     }

@@ -1,7 +1,7 @@
 //! First pass of reduce-then-scan: the aggregate of every tile.
 
 use super::row_offsets;
-use crate::cube::{load_tile, TileConfig, TileShared};
+use crate::cube::{tile_aggregate, TileConfig, TileShared};
 use crate::ops::ScanOp;
 use cubecl::prelude::*;
 
@@ -24,23 +24,12 @@ pub fn reduce_tiles<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         let row = tile_id / tiles_per_row;
         let tile = tile_id % tiles_per_row;
         let (base_in, _base_out) = row_offsets(row, layout);
-        let nl = N::value();
-        let nv = comptime![cfg.vectors_per_thread as usize * nl];
-        let vpt = comptime![cfg.vectors_per_thread as usize];
-        let mut vals = Array::<A>::new(nv);
-        let mut idxs = Array::<u32>::new(nv);
-        let mut pre_v = Array::<A>::new(vpt);
-        let mut pre_i = Array::<u32>::new(vpt);
-        let total = load_tile::<T, A, O, N>(
+        let total = tile_aggregate::<T, A, O, N>(
             input,
             base_in,
             in_stride as usize,
             n_vec,
-            tile * comptime![cfg.tile_vectors()],
-            &mut vals,
-            &mut idxs,
-            &mut pre_v,
-            &mut pre_i,
+            tile,
             &mut sh,
             cfg,
         );
