@@ -23,6 +23,7 @@
 //! host side: dispatch ([`scan`]), scratch ([`Workspace`]), errors ([`Error`]) and the CPU
 //! reference ([`cpu`]).
 
+mod count;
 pub mod cpu;
 pub mod device;
 mod dtype;
@@ -31,6 +32,7 @@ pub mod scan;
 mod tensor;
 mod workspace;
 
+pub use count::Len;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use scan::{
@@ -39,6 +41,6 @@ pub use scan::{
     ScanOp, ScanOptions, ScanTuning,
 };
 pub use tensor::DeviceTensor;
-pub use workspace::Workspace;
+pub use workspace::{workspace_bytes, Workspace};
 
 pub use cubecl;

@@ -4,7 +4,8 @@ use cubecl::server::Handle;
 use cubeprim_kernels::device::fill::fill_u32;
 use cubeprim_kernels::device::tile_state::MAX_EPOCH;
 
-/// Caller-owned scratch for the device-wide algorithms (the look-back tile state).
+/// Caller-owned scratch for the device-wide algorithms: the look-back tile state, and the
+/// temporary buffers of multi-pass algorithms (histograms, ping-pong keys, flags, …).
 ///
 /// Ask an op how many bytes it needs (e.g. [`scan_workspace_bytes`](crate::scan_workspace_bytes)),
 /// create a workspace of that size once with [`Workspace::with_capacity`], and pass it to every
@@ -16,6 +17,10 @@ pub struct Workspace<R: Runtime> {
     growable: bool,
     epoch: u32,
     counter: u32,
+    /// Bytes from the start of the buffer known to hold only look-back state (zero or tagged with
+    /// an older epoch). A temp region may leave garbage above it; a later, larger state region
+    /// is cleared first.
+    clean_bytes: usize,
     /// The last row layout uploaded, reused while shapes repeat.
     layout: Option<(Vec<u32>, Handle)>,
     /// A small buffer bound where a kernel argument is unused.
@@ -46,6 +51,7 @@ impl<R: Runtime> Workspace<R> {
             growable: true,
             epoch: 0,
             counter: 0,
+            clean_bytes: 0,
             layout: None,
             dummy: None,
             _r: Default::default(),
@@ -88,6 +94,29 @@ impl<R: Runtime> Workspace<R> {
         );
         self.epoch = 0;
         self.counter = 0;
+        self.clean_bytes = self.bytes;
+    }
+
+    /// Zeroes the words of `[from, to)` (bytes, multiples of 4).
+    fn clear(&self, client: &ComputeClient<R>, from: usize, to: usize) {
+        let words = (to - from) / 4;
+        if words == 0 {
+            return;
+        }
+        let handle = self
+            .handle
+            .clone()
+            .expect("allocated")
+            .offset_start(from as u64)
+            .offset_end((self.bytes - to) as u64);
+        let cubes = words.div_ceil(256) as u32;
+        fill_u32::launch::<R>(
+            client,
+            CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
+            CubeDim::new_1d(256),
+            unsafe { ArrayArg::from_raw_parts(handle, words) },
+            0u32,
+        );
     }
 
     /// The row layout `words` on the device, uploaded only when it changes.
@@ -114,6 +143,25 @@ impl<R: Runtime> Workspace<R> {
         bytes: usize,
         cubes: u32,
     ) -> Result<StateLease> {
+        Ok(self.lease_with_temp(client, bytes, 0, cubes)?.0)
+    }
+
+    /// Leases `state_bytes` of look-back state (for `cubes` cubes) and, after it, a temporary
+    /// region of `temp_bytes` (returned as a handle that starts at the region, `None` when
+    /// `temp_bytes == 0`; its contents are undefined). The total is [`workspace_bytes`].
+    pub(crate) fn lease_with_temp(
+        &mut self,
+        client: &ComputeClient<R>,
+        state_bytes: usize,
+        temp_bytes: usize,
+        cubes: u32,
+    ) -> Result<(StateLease, Option<Handle>)> {
+        let state = if temp_bytes == 0 {
+            state_bytes.div_ceil(4) * 4
+        } else {
+            align_state(state_bytes)
+        };
+        let bytes = workspace_bytes(state_bytes, temp_bytes).max(4);
         if bytes > self.bytes {
             if !self.growable {
                 return Err(Error::ScratchTooSmall {
@@ -126,14 +174,50 @@ impl<R: Runtime> Workspace<R> {
         if self.epoch >= MAX_EPOCH || self.counter.checked_add(cubes).is_none() {
             self.reset(client);
         }
+        if state > self.clean_bytes {
+            // Bindings start at multiples of 256 bytes; word 0 is the ticket counter, which only
+            // a full reset may clear.
+            let from = self.clean_bytes / 256 * 256;
+            if from == 0 {
+                self.reset(client);
+            } else {
+                self.clear(client, from, state);
+                self.clean_bytes = state;
+            }
+        }
         self.epoch += 1;
         let lease = StateLease {
             handle: self.handle.clone().expect("allocated"),
-            words: self.bytes / 4,
+            words: state.max(4) / 4,
             epoch: self.epoch,
             counter_base: self.counter,
         };
         self.counter += cubes;
-        Ok(lease)
+        let temp = (temp_bytes > 0).then(|| {
+            self.clean_bytes = self.clean_bytes.min(state);
+            let end = state + temp_bytes.div_ceil(4) * 4;
+            self.handle
+                .clone()
+                .expect("allocated")
+                .offset_start(state as u64)
+                .offset_end((self.bytes - end) as u64)
+        });
+        Ok((lease, temp))
+    }
+}
+
+/// The state region rounded up so that the temp region after it is aligned for any binding
+/// (256 bytes: wgpu's minimum storage-buffer offset alignment).
+pub(crate) fn align_state(state_bytes: usize) -> usize {
+    state_bytes.div_ceil(256) * 256
+}
+
+/// Workspace bytes for an op that needs `state_bytes` of look-back state and `temp_bytes` of
+/// temporary buffers (the number every `*_workspace_bytes` query returns).
+pub fn workspace_bytes(state_bytes: usize, temp_bytes: usize) -> usize {
+    if temp_bytes == 0 {
+        state_bytes.div_ceil(4) * 4
+    } else {
+        align_state(state_bytes) + temp_bytes.div_ceil(4) * 4
     }
 }
