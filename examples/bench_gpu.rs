@@ -234,7 +234,7 @@ fn lb_default() -> ScanOptions {
     ScanOptions::default().algorithm(ScanAlgorithm::DecoupledLookback)
 }
 
-fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
+fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool, sanitize: bool) {
     let client = R::client(device);
     println!(
         "runtime {} | {:?}",
@@ -242,6 +242,58 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
         client.properties().hardware
     );
     let mut rows = Vec::new();
+
+    if sanitize {
+        // Small cases of every kernel path, checked once (for compute-sanitizer's memcheck and
+        // racecheck, under which kernels run orders of magnitude slower).
+        let d = ScanOptions::default();
+        let lb = lb_default();
+        for (name, shape, op, o, idx) in [
+            ("single tile", vec![64, 1000], ScanOp::Sum, d, false),
+            (
+                "single tile excl rev",
+                vec![64, 1001],
+                ScanOp::Sum,
+                d.exclusive().reverse(),
+                false,
+            ),
+            ("look-back 1-D", vec![(1 << 20) + 3], ScanOp::Sum, lb, false),
+            ("look-back 1-D vec4", vec![1 << 20], ScanOp::Sum, lb, false),
+            (
+                "look-back rows excl rev",
+                vec![8, 70_001],
+                ScanOp::Sum,
+                lb.exclusive().reverse(),
+                false,
+            ),
+            (
+                "look-back cummax + indices",
+                vec![4, 100_000],
+                ScanOp::Max,
+                lb,
+                true,
+            ),
+            (
+                "single-tile cummin + indices",
+                vec![64, 4096],
+                ScanOp::Min,
+                d,
+                true,
+            ),
+            (
+                "reduce-then-scan",
+                vec![1 << 20],
+                ScanOp::Sum,
+                d.algorithm(ScanAlgorithm::ReduceThenScan),
+                false,
+            ),
+        ] {
+            scan_case(&client, &mut rows, name, &shape, op, DType::F32, o, idx, 1);
+        }
+        let bad = rows.iter().filter(|r| !r.err.starts_with("ok")).count();
+        println!("sanitize cases: {} run, {bad} wrong", rows.len());
+        return;
+    }
 
     // The floor: a vectorised device copy of 2^28 f32 (read + write).
     let n = 1usize << 28;
@@ -287,43 +339,37 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
                 spins,
             })
         };
-        for (name, shape, o) in [
-            ("diag rows single-tile", vec![65536, 4096], d),
-            (
-                "diag rows forced look-back",
-                vec![65536, 4096],
-                lb_default(),
-            ),
-            ("diag 1-D look-back 256x4", vec![1 << 28], lb_default()),
-            (
-                "diag 1-D look-back 256x4 spins 100000",
-                vec![1 << 28],
-                t(256, 4, 8, 100000),
-            ),
-            (
-                "diag 1-D look-back 256x4 windows 1",
-                vec![1 << 28],
-                t(256, 4, 1, 16),
-            ),
-            ("diag 1-D look-back 512x4", vec![1 << 28], t(512, 4, 8, 16)),
-            ("diag 1-D look-back 256x8", vec![1 << 28], t(256, 8, 8, 16)),
-            (
-                "diag 1-D look-back 1024x4",
-                vec![1 << 28],
-                t(1024, 4, 8, 16),
-            ),
-            (
-                "diag 1-D reduce-then-scan",
-                vec![1 << 28],
-                d.algorithm(ScanAlgorithm::ReduceThenScan),
-            ),
-            ("diag rows [16, 2^24] look-back", vec![16, 1 << 24], d),
-            ("diag rows [4096, 65536] look-back", vec![4096, 1 << 16], d),
+        let big = vec![1usize << 28];
+        let wide = vec![256usize, 1 << 20];
+        let mut cases: Vec<(String, Vec<usize>, ScanOptions)> = Vec::new();
+        for (th, v, w) in [
+            (256, 8, 8),
+            (256, 16, 8),
+            (128, 16, 8),
+            (128, 32, 8),
+            (512, 8, 8),
+            (256, 12, 8),
+            (256, 16, 4),
+            (256, 16, 16),
         ] {
+            cases.push((
+                format!("diag 1-D look-back {th}x{v} windows {w}"),
+                big.clone(),
+                t(th, v, w, 16),
+            ));
+        }
+        for (th, v) in [(256, 8), (256, 16), (128, 16)] {
+            cases.push((
+                format!("diag rows [256, 2^20] look-back {th}x{v}"),
+                wide.clone(),
+                t(th, v, 8, 16),
+            ));
+        }
+        for (name, shape, o) in cases {
             scan_case(
                 &client,
                 &mut rows,
-                name,
+                &name,
                 &shape,
                 ScanOp::Sum,
                 DType::F32,
@@ -332,6 +378,17 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool) {
                 10,
             );
         }
+        scan_case(
+            &client,
+            &mut rows,
+            "diag cummax f32 rows + indices (vector index stores)",
+            &[16384, 4096],
+            ScanOp::Max,
+            DType::F32,
+            d,
+            true,
+            20,
+        );
         return;
     }
     let lb = d.algorithm(ScanAlgorithm::DecoupledLookback);
@@ -518,11 +575,12 @@ fn main() {
     let which = args.get(1).map(String::as_str).unwrap_or("cuda");
     let out = args.get(2).cloned();
     let diag = args.iter().any(|a| a == "--diag");
+    let sanitize = args.iter().any(|a| a == "--sanitize");
     match which {
         #[cfg(feature = "cuda")]
-        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag),
+        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize),
         #[cfg(feature = "wgpu")]
-        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag),
+        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize),
         other => panic!("runtime {other} not built (features: cuda, wgpu)"),
     }
 }

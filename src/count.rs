@@ -55,6 +55,11 @@ impl<'a, R: Runtime> Len<'a, R> {
                     got: count.num_elements(),
                 });
             }
+            if count.offset != 0 {
+                return Err(Error::Unsupported(
+                    "a device-resident count must be the first element of its buffer".into(),
+                ));
+            }
         }
         if self.capacity() > available {
             return Err(Error::LengthMismatch {

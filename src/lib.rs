@@ -37,8 +37,8 @@ pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use scan::{
     cummax, cummax_with_indices, cummin, cummin_with_indices, cumprod, cumsum, index_dtype, scan,
-    scan_into, scan_with_indices, scan_workspace_bytes, supports_dtype, PlaneOps, ScanAlgorithm,
-    ScanOp, ScanOptions, ScanTuning,
+    scan_into, scan_len_into, scan_with_indices, scan_workspace_bytes, supports_dtype, PlaneOps,
+    ScanAlgorithm, ScanOp, ScanOptions, ScanTuning,
 };
 pub use tensor::DeviceTensor;
 pub use workspace::{workspace_bytes, Workspace};

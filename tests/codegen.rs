@@ -49,6 +49,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
     vec: usize,
     cfg: TileConfig,
     mode: ScanMode,
+    device_len: bool,
 ) -> KernelDefinition {
     use scan_rows::{_A, _N, _T, _X};
     type DT = DynamicScalar<_T>;
@@ -63,11 +64,12 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
     s.address_type.register(&mut b.scope);
     let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
     let output = <Array<Vector<DT, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let indices = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let indices = <Array<Vector<DX, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let state = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let state_view = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let prefixes = <Array<DA> as LaunchArg>::expand(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let len = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let n_vec = scalar_u32(&mut b);
     let tiles_per_row = scalar_u32(&mut b);
     let num_tiles = scalar_u32(&mut b);
@@ -85,6 +87,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
         state_view,
         prefixes,
         layout,
+        len,
         n_vec,
         tiles_per_row,
         num_tiles,
@@ -94,6 +97,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
         counter_base,
         cfg,
         mode,
+        device_len,
     );
     b.build(s)
 }
@@ -102,6 +106,7 @@ fn define_reduce_tiles<T: Numeric, A: Numeric, O: ScanOp>(
     name: &str,
     vec: usize,
     cfg: TileConfig,
+    device_len: bool,
 ) -> KernelDefinition {
     use reduce_tiles::{_A, _N, _T};
     type DT = DynamicScalar<_T>;
@@ -115,6 +120,7 @@ fn define_reduce_tiles<T: Numeric, A: Numeric, O: ScanOp>(
     let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
     let aggregates = <Array<DA> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let len = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let n_vec = scalar_u32(&mut b);
     let tiles_per_row = scalar_u32(&mut b);
     let num_tiles = scalar_u32(&mut b);
@@ -125,11 +131,13 @@ fn define_reduce_tiles<T: Numeric, A: Numeric, O: ScanOp>(
         input,
         aggregates,
         layout,
+        len,
         n_vec,
         tiles_per_row,
         num_tiles,
         in_stride,
         cfg,
+        device_len,
     );
     b.build(s)
 }
@@ -250,14 +258,16 @@ fn scan_rows_variants<T: Numeric, A: Numeric, O: ScanOp>(dtype: &str, op: &str) 
                         "scan_rows_{dtype}_{op}_m{m}_i{}_v{vec}_p{}_r{}_e{}",
                         indexed as u8, plane_ops as u8, cfg.reverse as u8, cfg.exclusive as u8
                     );
+                    // A device-resident length is scanned unvectorised.
+                    let dl = vec == 1 && plane_ops;
                     if indexed {
                         // The index type is i64 where the runtime has it, else i32.
                         compile_both(&name, || {
-                            define_scan_rows::<T, A, i64, O>(&name, vec, cfg, mode)
+                            define_scan_rows::<T, A, i64, O>(&name, vec, cfg, mode, dl)
                         });
                     }
                     let (cuda, msl) = compile_both(&name, || {
-                        define_scan_rows::<T, A, i32, O>(&name, vec, cfg, mode)
+                        define_scan_rows::<T, A, i32, O>(&name, vec, cfg, mode, dl)
                     });
                     if plane_ops {
                         assert!(cuda.contains("__shfl"), "{name}: no shuffle in CUDA C++");
@@ -304,7 +314,10 @@ fn reduce_tiles_variants<T: Numeric, A: Numeric>(dtype: &str) {
             for plane_ops in [false, true] {
                 let cfg = tile(ScanMode::Prefixed, 0, false, plane_ops);
                 let name = format!("reduce_tiles_{dtype}_{op}_v{vec}_p{}", plane_ops as u8);
-                compile_both(&name, || define_reduce_tiles::<T, A, O>(&name, vec, cfg));
+                let dl = vec == 1;
+                compile_both(&name, || {
+                    define_reduce_tiles::<T, A, O>(&name, vec, cfg, dl)
+                });
             }
         }
     }
@@ -339,11 +352,33 @@ fn dump() {
     let cfg = tile(MODES[1], 0, true, true);
     let name = "scan_rows_f32_max_lookback";
     let (cuda, msl) = compile_both(name, || {
-        define_scan_rows::<f32, f32, i32, Max>(name, 4, cfg, MODES[1])
+        define_scan_rows::<f32, f32, i32, Max>(name, 4, cfg, MODES[1], false)
     });
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
     std::fs::write(format!("{dir}/{name}.metal"), msl).unwrap();
+    // The 1-D f32 cumsum of the H200 bench: the long tile (or CUBEPRIM_DUMP_TILE=UNITSxVECTORS)
+    // of vec4, plain polling loads.
+    let (threads, vpt) = std::env::var("CUBEPRIM_DUMP_TILE")
+        .ok()
+        .and_then(|t| {
+            let (a, b) = t.split_once('x')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or(cubeprim::scan::LONG_TILE);
+    let cfg = TileConfig {
+        threads,
+        vectors_per_thread: vpt,
+        reverse: false,
+        exclusive: false,
+        indexed: false,
+        plane_ops: true,
+    };
+    let name = "scan_rows_f32_add_lookback";
+    let (cuda, _) = compile_both(name, || {
+        define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, lookback(true), false)
+    });
+    std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
 }
 
 /// The lines of a source as a sorted multiset, with shared-memory offsets dropped: declarations
@@ -380,6 +415,7 @@ fn hand_definitions_match_the_macro() {
             for vec in [1usize, 4] {
                 for plane_ops in [false, true] {
                     let indexed = mode != ScanMode::Prefixed && vec == 4;
+                    let dl = vec == 1 && plane_ops;
                     let cfg = tile(mode, m + vec, indexed, plane_ops);
                     let settings = KernelSettings::default()
                         .cube_dim(CubeDim::new_1d(cfg.threads))
@@ -387,6 +423,7 @@ fn hand_definitions_match_the_macro() {
                     let macro_def = scan_rows::ScanRows::<f16, f32, i32, O, WgpuRuntime>::new(
                         settings,
                         client.clone(),
+                        ARRAY,
                         ARRAY,
                         ARRAY,
                         ARRAY,
@@ -404,10 +441,11 @@ fn hand_definitions_match_the_macro() {
                         vec,
                         cfg,
                         mode,
+                        dl,
                     )
                     .define();
                     let name = macro_def.options.kernel_name.clone();
-                    let by_hand = define_scan_rows::<f16, f32, i32, O>(&name, vec, cfg, mode);
+                    let by_hand = define_scan_rows::<f16, f32, i32, O>(&name, vec, cfg, mode, dl);
                     let msl_macro = msl_source(macro_def, ExecutionMode::Unchecked);
                     let msl_hand = msl_source(by_hand, ExecutionMode::Unchecked);
                     assert!(
@@ -428,16 +466,18 @@ fn hand_definitions_match_the_macro() {
         ARRAY,
         ARRAY,
         ARRAY,
+        ARRAY,
         (),
         (),
         (),
         (),
         4,
         cfg,
+        false,
     )
     .define();
     let name = macro_def.options.kernel_name.clone();
-    let by_hand = define_reduce_tiles::<f16, f32, Max>(&name, 4, cfg);
+    let by_hand = define_reduce_tiles::<f16, f32, Max>(&name, 4, cfg, false);
     assert!(
         normalized(&msl_source(macro_def, ExecutionMode::Unchecked))
             == normalized(&msl_source(by_hand, ExecutionMode::Unchecked)),

@@ -1123,3 +1123,152 @@ fn eager_fallback_gives_the_same_bits() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// 9. Lengths held on the device
+// ---------------------------------------------------------------------------------------------
+
+/// `scan_len_into` with a `u32` count on the device: only the first `count` elements are
+/// scanned (forward, reverse, exclusive; values and indices); the outputs past the count keep
+/// their poison; counts 0, 1, tile ± 1, a multi-tile count and the capacity itself, on every
+/// algorithm. A host `Len` gives the same result.
+#[test]
+fn device_resident_length() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(90);
+    let cap = 3 * tile_len(1) + 77;
+    let data: Vec<f32> = values_for(&mut rng, cap, ScanOp::Sum);
+    let x = upload(&c, &data, &[cap]);
+    let mut ws = Workspace::new();
+    let poison = f32::from_bits(0x7fc0_dead);
+    let t = tile_len(1);
+    for (k, &count) in [0usize, 1, t - 1, t + 1, 2 * t + 5, cap].iter().enumerate() {
+        let opts = variants(ScanOptions::default())[k % 4];
+        for algorithm in [
+            ScanAlgorithm::Auto,
+            ScanAlgorithm::DecoupledLookback,
+            ScanAlgorithm::ReduceThenScan,
+        ] {
+            let opts = opts.algorithm(algorithm);
+            let n_dev = DeviceTensor::from_slice(&c, &[count as u32], &[1]);
+            let out = upload(&c, &vec![poison; cap], &[cap]);
+            cubeprim::scan_len_into(
+                &c,
+                &x,
+                &out,
+                None,
+                cubeprim::Len::Device {
+                    count: &n_dev,
+                    capacity: cap,
+                },
+                ScanOp::Sum,
+                opts,
+                &mut ws,
+            )
+            .unwrap();
+            let got: Vec<f32> = out.to_vec(&c);
+            let want = cubeprim::cpu::scan(&data[..count], &[count], 0, ScanOp::Sum, opts);
+            let what = format!("count {count} of {cap}, {opts:?}");
+            compare(
+                &got[..count],
+                &want,
+                &data[..count],
+                &[count],
+                0,
+                ScanOp::Sum,
+                opts,
+            )
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(
+                got[count..].iter().all(|v| v.to_bits() == poison.to_bits()),
+                "{what}: wrote past the count"
+            );
+            // The same length given on the host.
+            let out_h = upload(&c, &vec![poison; cap], &[cap]);
+            let len = cubeprim::Len::Host(count);
+            cubeprim::scan_len_into(&c, &x, &out_h, None, len, ScanOp::Sum, opts, &mut ws).unwrap();
+            let got_h: Vec<f32> = out_h.to_vec(&c);
+            compare(
+                &got_h[..count],
+                &want,
+                &data[..count],
+                &[count],
+                0,
+                ScanOp::Sum,
+                opts,
+            )
+            .unwrap_or_else(|e| panic!("host {what}: {e}"));
+        }
+    }
+    // cummax with indices over a device count.
+    let count = t + 3;
+    let vals: Vec<f32> = tie_values(&mut rng, cap, 0.05, 0.01);
+    let xv = upload(&c, &vals, &[cap]);
+    let n_dev = DeviceTensor::from_slice(&c, &[count as u32], &[1]);
+    let out = upload(&c, &vec![poison; cap], &[cap]);
+    let idx = DeviceTensor::empty(&c, &[cap], index_dtype(&c));
+    let len = cubeprim::Len::Device {
+        count: &n_dev,
+        capacity: cap,
+    };
+    let opts = ScanOptions::default().algorithm(ScanAlgorithm::DecoupledLookback);
+    cubeprim::scan_len_into(&c, &xv, &out, Some(&idx), len, ScanOp::Max, opts, &mut ws).unwrap();
+    let (want, want_idx) =
+        cubeprim::cpu::scan_with_indices(&vals[..count], &[count], 0, ScanOp::Max, opts);
+    let got: Vec<f32> = out.to_vec(&c);
+    let got_idx = read_indices(&c, &idx);
+    for i in 0..count {
+        assert_eq!(got[i].to_bits(), want[i].to_bits(), "cummax value {i}");
+        assert_eq!(got_idx[i], want_idx[i], "cummax index {i}");
+    }
+}
+
+/// Bad device counts are typed errors.
+#[test]
+fn device_resident_length_errors() {
+    let Some(c) = client() else { return };
+    let x = upload(&c, &[1.0f32; 10], &[10]);
+    let out = DeviceTensor::empty(&c, &[10], DType::F32);
+    let mut ws = Workspace::new();
+    let run = |count: &DeviceTensor<R>, capacity: usize, ws: &mut Workspace<R>| {
+        cubeprim::scan_len_into(
+            &c,
+            &x,
+            &out,
+            None,
+            cubeprim::Len::Device { count, capacity },
+            ScanOp::Sum,
+            ScanOptions::default(),
+            ws,
+        )
+    };
+    let as_i32 = DeviceTensor::from_slice(&c, &[3i32], &[1]);
+    assert!(matches!(
+        run(&as_i32, 10, &mut ws),
+        Err(Error::UnsupportedDType { .. })
+    ));
+    let two = DeviceTensor::from_slice(&c, &[3u32, 4], &[2]);
+    assert!(matches!(
+        run(&two, 10, &mut ws),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let one = DeviceTensor::from_slice(&c, &[3u32], &[1]);
+    assert!(matches!(
+        run(&one, 11, &mut ws),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let x2 = upload(&c, &[1.0f32; 4], &[2, 2]);
+    assert!(matches!(
+        cubeprim::scan_len_into(
+            &c,
+            &x2,
+            &x2,
+            None,
+            cubeprim::Len::Host(2),
+            ScanOp::Sum,
+            ScanOptions::default(),
+            &mut ws
+        ),
+        Err(Error::Unsupported(_))
+    ));
+}

@@ -78,6 +78,8 @@ struct Buffers {
     prefixes_len: usize,
     layout: Handle,
     layout_len: usize,
+    /// The device-resident length (a dummy unless `plan.device_len`).
+    len: Handle,
 }
 
 pub(crate) fn scan<R: Runtime>(
@@ -136,6 +138,24 @@ pub(crate) fn scan_into<R: Runtime>(
     opts: ScanOptions,
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
+    scan_into_len(client, input, out, idx, axis, op, opts, workspace, None)
+}
+
+/// [`scan_into`] whose length along `axis` is, with `len`, the smaller of `len[0]` (a `u32`
+/// on the device) and `input.shape[axis]` (the capacity). Elements past the length are left
+/// as they are in the outputs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_into_len<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    out: &DeviceTensor<R>,
+    idx: Option<&DeviceTensor<R>>,
+    axis: isize,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+    len: Option<&DeviceTensor<R>>,
+) -> Result<()> {
     let indexed = idx.is_some();
     check_indices(op, indexed)?;
     let axis = resolve_axis(axis, input.rank())?;
@@ -154,7 +174,7 @@ pub(crate) fn scan_into<R: Runtime>(
     if input.num_elements() == 0 {
         return Ok(());
     }
-    let plan = ScanPlan::new(
+    let plan = ScanPlan::with_len(
         client,
         &input.shape,
         &input.strides,
@@ -163,6 +183,7 @@ pub(crate) fn scan_into<R: Runtime>(
         input.dtype,
         indexed,
         opts,
+        len.is_some(),
     )?;
     let dummy_handle = workspace.dummy(client);
     let dummy = || dummy_handle.clone();
@@ -172,13 +193,18 @@ pub(crate) fn scan_into<R: Runtime>(
         input_len: input.handle.size() as usize / input.dtype.size() / plan.vec,
         output: out.handle.clone(),
         indices: idx.map(|t| t.handle.clone()).unwrap_or_else(dummy),
-        indices_len: if indexed { input.num_elements() } else { 1 },
+        indices_len: if indexed {
+            input.num_elements() / plan.vec
+        } else {
+            1
+        },
         state: dummy(),
         state_len: 1,
         prefixes: dummy(),
         prefixes_len: 1,
         layout,
         layout_len: plan.layout.len(),
+        len: len.map(|l| l.handle.clone()).unwrap_or_else(dummy),
     };
     let (count, cubes) = plan.cube_count();
     let mut lease = None;
@@ -379,6 +405,7 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::
             },
             ArrayArg::from_raw_parts(b.prefixes.clone(), b.prefixes_len),
             ArrayArg::from_raw_parts(b.layout.clone(), b.layout_len),
+            ArrayArg::from_raw_parts(b.len.clone(), 1),
             plan.n_vec,
             plan.tiles_per_row,
             plan.num_tiles,
@@ -388,6 +415,7 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::
             base,
             plan.cfg,
             mode,
+            plan.device_len,
         )
     }
 }
@@ -412,11 +440,13 @@ fn dispatch_reduce<R: Runtime>(
                 ArrayArg::from_raw_parts(bufs.input.clone(), bufs.input_len),
                 ArrayArg::from_raw_parts(aggregates.clone(), plan.num_tiles as usize),
                 ArrayArg::from_raw_parts(bufs.layout.clone(), bufs.layout_len),
+                ArrayArg::from_raw_parts(bufs.len.clone(), 1),
                 plan.n_vec,
                 plan.tiles_per_row,
                 plan.num_tiles,
                 plan.in_stride,
                 plan.cfg,
+                plan.device_len,
             )
         }
     }))

@@ -15,7 +15,7 @@
 mod launch;
 mod plan;
 
-use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 
 pub use launch::supports_dtype;
@@ -159,6 +159,54 @@ pub fn scan_into<R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     launch::scan_into(client, input, output, indices, axis, op, opts, workspace)
+}
+
+/// [`scan_into`] of the first `len` elements of the 1-D `input`; `len` is a host number or a
+/// `u32` count left on the device by an earlier op (e.g. the count of a select), in which case
+/// nothing is read back: the launch is sized for `len.capacity()` and the tiles past the count
+/// do nothing. `input` and `output` (and `indices`) hold at least `len.capacity()` elements;
+/// outputs past the length are left untouched.
+#[allow(clippy::too_many_arguments)]
+pub fn scan_len_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    output: &DeviceTensor<R>,
+    indices: Option<&DeviceTensor<R>>,
+    len: Len<'_, R>,
+    op: ScanOp,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    for t in [Some(input), Some(output), indices].into_iter().flatten() {
+        if t.rank() != 1 {
+            return Err(Error::Unsupported(format!(
+                "scan_len_into takes 1-D tensors, got shape {:?}",
+                t.shape
+            )));
+        }
+    }
+    let available = [Some(input), Some(output), indices]
+        .into_iter()
+        .flatten()
+        .map(|t| t.shape[0])
+        .min()
+        .unwrap_or(0);
+    len.validate(available)?;
+    let cap = len.capacity();
+    let input = input.narrow(0, 0, cap);
+    let output = output.narrow(0, 0, cap);
+    let indices = indices.map(|t| t.narrow(0, 0, cap));
+    launch::scan_into_len(
+        client,
+        &input,
+        &output,
+        indices.as_ref(),
+        0,
+        op,
+        opts,
+        workspace,
+        len.device_count(),
+    )
 }
 
 /// The dtype of the indices of [`scan_with_indices`] on this runtime: i64 where the runtime

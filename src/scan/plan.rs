@@ -61,6 +61,8 @@ pub struct ScanPlan {
     pub plane_max: u32,
     /// Look-back state bytes (0 unless `route == Lookback`).
     pub state_bytes: usize,
+    /// The row length is a count on the device (`n` is then its capacity).
+    pub device_len: bool,
 }
 
 /// Elements in one tile of a long-row scan of `dtype` (vectorised by `vec`).
@@ -84,6 +86,26 @@ impl ScanPlan {
         indexed: bool,
         opts: ScanOptions,
     ) -> Result<Self> {
+        Self::with_len(
+            client, shape, strides, offset, axis, dtype, indexed, opts, false,
+        )
+    }
+
+    /// [`ScanPlan::new`]; with `device_len`, the length along the axis is read from the device
+    /// at run time and `shape[axis]` is its capacity (no vectorisation then: the count need
+    /// not be a multiple of the vector width).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_len<R: Runtime>(
+        client: &ComputeClient<R>,
+        shape: &[usize],
+        strides: &[usize],
+        offset: usize,
+        axis: usize,
+        dtype: DType,
+        indexed: bool,
+        opts: ScanOptions,
+        device_len: bool,
+    ) -> Result<Self> {
         let n = shape[axis];
         let rows: usize = shape
             .iter()
@@ -98,7 +120,7 @@ impl ScanPlan {
         // offset a multiple of the width.
         let max_vec = (16 / dtype.size()).clamp(1, 4);
         let mut vec = 1;
-        if strides[axis] == 1 && out_strides[axis] == 1 {
+        if strides[axis] == 1 && out_strides[axis] == 1 && !device_len {
             for w in [4usize, 2] {
                 if w <= max_vec
                     && n.is_multiple_of(w)
@@ -235,6 +257,7 @@ impl ScanPlan {
             plain_reads: R::name(client) == "cuda",
             plane_max: plane_max_k,
             state_bytes,
+            device_len,
         })
     }
 

@@ -212,7 +212,7 @@ pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 #[allow(clippy::too_many_arguments)]
 pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     output: &mut Array<Vector<T, N>>,
-    indices: &mut Array<X>,
+    indices: &mut Array<Vector<X, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
@@ -243,6 +243,7 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
             let vp = item_at::<A>(pre_v[k as usize], pre_i, k as usize, indexed);
             let p = combine_items::<A, O>(prefix, vp, indexed);
             let mut out = Vector::<T, N>::empty();
+            let mut out_i = Vector::<X, N>::empty();
             let addr = base + phys as usize * stride;
             #[unroll]
             for l in 0..nl {
@@ -272,10 +273,14 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                         };
                         x = X::cast_from(pos);
                     }
-                    indices[addr * nl + pl] = x;
+                    out_i[pl] = x;
                 }
             }
             output[addr] = out;
+            if comptime![indexed] {
+                // One vector store per vector of values (not one scalar store per lane).
+                indices[addr] = out_i;
+            }
         }
     }
 }

@@ -18,6 +18,20 @@ pub use scan_rows::ScanMode;
 
 use cubecl::prelude::*;
 
+/// The row length in vectors: `n_vec`, or with `device_len` the smaller of `n_vec` (the
+/// capacity) and the count `len[0]` that an earlier kernel left on the device.
+#[cube]
+pub fn row_length(len: &Array<u32>, n_vec: u32, #[comptime] device_len: bool) -> u32 {
+    let mut n = n_vec;
+    if comptime![device_len] {
+        let c = len[0];
+        if c < n_vec {
+            n = c;
+        }
+    }
+    n
+}
+
 /// Offsets (in vectors) of the start of `row` in the input and the output. `layout` holds
 /// `[rank, shape.., in_strides.., out_strides.., in_offset]` of the dimensions other than the
 /// scanned one.

@@ -6,8 +6,8 @@
 //! it in its row is the [`ScanMode`].
 
 use super::lookback::{lookback, LookbackShared};
-use super::row_offsets;
 use super::tile_state::{publish, AGGREGATE, PREFIX};
+use super::{row_length, row_offsets};
 use crate::cube::{load_tile, write_tile, TileConfig, TileShared};
 use crate::ops::{combine_items, identity_item, Item, ScanOp};
 use cubecl::prelude::*;
@@ -35,17 +35,20 @@ pub enum ScanMode {
 /// Scans `rows` rows of `n_vec` vectors. `layout`: see [`row_offsets`]. `state` is the
 /// look-back state (word 0: tile counter, whose value before this launch is `counter_base`),
 /// `prefixes` the per-tile exclusive prefixes of [`ScanMode::Prefixed`]; each is a 1-element
-/// dummy in the other modes, as is `indices` unless `cfg.indexed`.
+/// dummy in the other modes, as is `indices` unless `cfg.indexed`. With `device_len`, the row
+/// length is `min(len[0], n_vec)` (a count left on the device by an earlier op); else `len` is
+/// a dummy and `n_vec` is the length.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
     output: &mut Array<Vector<T, N>>,
-    indices: &mut Array<X>,
+    indices: &mut Array<Vector<X, N>>,
     state: &mut Array<Atomic<u32>>,
     state_view: &mut Array<u32>,
     prefixes: &Array<A>,
     layout: &Array<u32>,
+    len: &Array<u32>,
     n_vec: u32,
     tiles_per_row: u32,
     num_tiles: u32,
@@ -55,8 +58,10 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     counter_base: u32,
     #[comptime] cfg: TileConfig,
     #[comptime] mode: ScanMode,
+    #[comptime] device_len: bool,
 ) {
     let t = UNIT_POS;
+    let n_vec = row_length(len, n_vec, device_len);
     let mut sh = TileShared::<A>::new(cfg);
     let mut tile_id = CUBE_POS as u32;
     if comptime![matches!(mode, ScanMode::Lookback { .. })] {
@@ -68,9 +73,10 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         sync_cube();
         tile_id = ticket[0];
     }
-    if tile_id < num_tiles {
-        let row = tile_id / tiles_per_row;
-        let tile = tile_id % tiles_per_row;
+    let row = tile_id / tiles_per_row;
+    let tile = tile_id % tiles_per_row;
+    // Tiles past a device-resident length do nothing (no later tile waits for them).
+    if tile_id < num_tiles && tile * comptime![cfg.tile_vectors()] < n_vec {
         let (base_in, base_out) = row_offsets(row, layout);
         let nl = N::value();
         let nv = comptime![cfg.vectors_per_thread as usize * nl];
