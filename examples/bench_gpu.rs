@@ -234,7 +234,13 @@ fn lb_default() -> ScanOptions {
     ScanOptions::default().algorithm(ScanAlgorithm::DecoupledLookback)
 }
 
-fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool, sanitize: bool) {
+fn run<R: Runtime>(
+    device: &R::Device,
+    out: Option<String>,
+    diag: bool,
+    sanitize: bool,
+    quick: bool,
+) {
     let client = R::client(device);
     println!(
         "runtime {} | {:?}",
@@ -331,38 +337,36 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool, sanitize
     let d = ScanOptions::default();
     if diag {
         use cubeprim::ScanTuning;
-        let t = |threads, vpt, windows, spins| {
+        let t = |threads, vpt, windows, spins, stage| {
             lb_default().tuning(ScanTuning {
                 threads,
                 vectors_per_thread: vpt,
                 windows,
                 spins,
+                stage,
             })
         };
         let big = vec![1usize << 28];
         let wide = vec![256usize, 1 << 20];
         let mut cases: Vec<(String, Vec<usize>, ScanOptions)> = Vec::new();
-        for (th, v, w) in [
-            (256, 8, 8),
-            (256, 16, 8),
-            (128, 16, 8),
-            (128, 32, 8),
-            (512, 8, 8),
-            (256, 12, 8),
-            (256, 16, 4),
-            (256, 16, 16),
+        for (th, v, stage, spins) in [
+            (512, 8, true, 16),
+            (512, 8, true, 256),
+            (512, 8, true, 4096),
+            (256, 16, true, 256),
+            (512, 8, false, 256),
         ] {
             cases.push((
-                format!("diag 1-D look-back {th}x{v} windows {w}"),
+                format!("diag 1-D {th}x{v} staged {stage} spins {spins}"),
                 big.clone(),
-                t(th, v, w, 16),
+                t(th, v, 8, spins, stage),
             ));
         }
-        for (th, v) in [(256, 8), (256, 16), (128, 16)] {
+        for (th, v, stage) in [(512, 8, true), (128, 16, true)] {
             cases.push((
-                format!("diag rows [256, 2^20] look-back {th}x{v}"),
+                format!("diag rows [256, 2^20] {th}x{v} staged {stage} spins 256"),
                 wide.clone(),
-                t(th, v, 8, 16),
+                t(th, v, 8, 256, stage),
             ));
         }
         for (name, shape, o) in cases {
@@ -549,6 +553,13 @@ fn run<R: Runtime>(device: &R::Device, out: Option<String>, diag: bool, sanitize
             100,
         ),
     ] {
+        // --quick: the target cases only (for a second runtime in the same call).
+        let target = (name == "cumsum f32 1-D (look-back)" && shape == [1 << 28])
+            || (name == "cumsum f32 rows" && shape != [65536, 1024] && shape != [64, 65536])
+            || name == "cummax f32 rows + indices";
+        if quick && !target {
+            continue;
+        }
         scan_case(&client, &mut rows, name, &shape, op, dt, o, idx, reps);
     }
     println!("\n=== summary (ratio to the device copy measured above: {copy_gbs:.1} GB/s) ===");
@@ -576,11 +587,12 @@ fn main() {
     let out = args.get(2).cloned();
     let diag = args.iter().any(|a| a == "--diag");
     let sanitize = args.iter().any(|a| a == "--sanitize");
+    let quick = args.iter().any(|a| a == "--quick");
     match which {
         #[cfg(feature = "cuda")]
-        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize),
+        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize, quick),
         #[cfg(feature = "wgpu")]
-        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize),
+        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize, quick),
         other => panic!("runtime {other} not built (features: cuda, wgpu)"),
     }
 }

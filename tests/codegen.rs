@@ -218,6 +218,8 @@ fn tile(mode: ScanMode, variant: usize, indexed: bool, plane_ops: bool) -> TileC
         exclusive: variant & 2 == 2,
         indexed,
         plane_ops,
+        // The look-back parks unindexed tiles in shared memory.
+        stage: matches!(mode, ScanMode::Lookback { .. }) && !indexed,
     }
 }
 
@@ -373,6 +375,7 @@ fn dump() {
         exclusive: false,
         indexed: false,
         plane_ops: true,
+        stage: std::env::var("CUBEPRIM_DUMP_STAGE").as_deref() != Ok("0"),
     };
     let name = "scan_rows_f32_add_lookback";
     let (cuda, _) = compile_both(name, || {

@@ -290,6 +290,7 @@ fn oversized_tile_is_refused() {
         vectors_per_thread,
         windows: 8,
         spins: 16,
+        stage: true,
     };
     // 256 × 64 f32 per tile: 64 KiB of rake buffer alone.
     let o = d.tuning(tuning(256, 64));

@@ -83,6 +83,9 @@ pub struct ScanTuning {
     pub windows: u32,
     /// Rounds a cube waits on a silent predecessor before reducing its tile itself.
     pub spins: u32,
+    /// Park look-back tiles in shared memory between load and write (where it fits; never
+    /// with indices). See `TileConfig::stage` in the kernel crate.
+    pub stage: bool,
 }
 
 impl ScanOptions {

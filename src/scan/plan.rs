@@ -9,7 +9,7 @@ use cubeprim_kernels::device::lookback::lookback_shared_bytes;
 use cubeprim_kernels::device::tile_state::words_per_tile;
 
 /// Units and vectors per unit of the tile used for long rows.
-pub const LONG_TILE: (u32, u32) = (256, 8);
+pub const LONG_TILE: (u32, u32) = (512, 8);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
 const SHORT_TILES: [(u32, u32); 7] = [
     (32, 1),
@@ -26,6 +26,10 @@ const WINDOW: u32 = 32;
 pub const WINDOWS: u32 = 8;
 /// Look-back rounds a cube waits for a silent predecessor before reducing its tile itself.
 pub const SPINS: u32 = 16;
+/// [`SPINS`] on CUDA, whose resident cubes all make progress: a longer wait seldom ends in a
+/// redundant fallback reduction (H200, 1-D 2^28 f32, tile 256 x 8 staged: 0.715 ms with 16
+/// rounds, 0.696 ms with 256; BENCHMARKS.md).
+pub const SPINS_CUDA: u32 = 256;
 
 /// The resolved algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +110,7 @@ impl ScanPlan {
         opts: ScanOptions,
         device_len: bool,
     ) -> Result<Self> {
+        let cuda = R::name(client) == "cuda";
         let n = shape[axis];
         let rows: usize = shape
             .iter()
@@ -169,7 +174,7 @@ impl ScanPlan {
         let windows = opts.tuning.map(|t| t.windows).unwrap_or(WINDOWS);
         let plane_max_k = plane_max.min(64);
         let shared_limit = client.properties().hardware.max_shared_memory_size;
-        let footprint = |threads: u32, vpt: u32| {
+        let footprint_staged = |threads: u32, vpt: u32, stage: bool| {
             let cfg = TileConfig {
                 threads,
                 vectors_per_thread: vpt,
@@ -177,12 +182,15 @@ impl ScanPlan {
                 exclusive: false,
                 indexed,
                 plane_ops,
+                stage,
             };
             cfg.shared_bytes(acc)
+                + cfg.stage_len(vec) * acc
                 + lookback_shared_bytes(WINDOW.min(threads), windows, plane_ops, plane_max_k, acc)
                 + 4
                 + 16 * 16
         };
+        let footprint = |threads: u32, vpt: u32| footprint_staged(threads, vpt, false);
         let fits_device = |&(t, v): &(u32, u32)| footprint(t, v) <= shared_limit;
         let long = match opts.tuning {
             Some(t) => {
@@ -224,6 +232,12 @@ impl ScanPlan {
             (ScanAlgorithm::ReduceThenScan, Some(&tile)) => (Route::SingleTile, tile),
             (ScanAlgorithm::ReduceThenScan, None) => (Route::ReduceThenScan, long),
         };
+        // Staging pays where cubes wait on each other (the look-back), on devices with the
+        // shared memory for it (measured on the H200: BENCHMARKS.md).
+        let stage = route == Route::Lookback
+            && !indexed
+            && opts.tuning.map(|t| t.stage).unwrap_or(true)
+            && footprint_staged(threads, vpt, true) <= shared_limit;
         let cfg = TileConfig {
             threads,
             vectors_per_thread: vpt,
@@ -231,6 +245,7 @@ impl ScanPlan {
             exclusive: opts.exclusive,
             indexed,
             plane_ops,
+            stage,
         };
         let tiles_per_row = n_vec.div_ceil(cfg.tile_vectors()).max(1);
         let num_tiles = to_u32(rows * tiles_per_row as usize, "tile count")?;
@@ -253,8 +268,11 @@ impl ScanPlan {
             route,
             window: WINDOW.min(threads),
             windows,
-            spins: opts.tuning.map(|t| t.spins).unwrap_or(SPINS),
-            plain_reads: R::name(client) == "cuda",
+            spins: opts
+                .tuning
+                .map(|t| t.spins)
+                .unwrap_or(if cuda { SPINS_CUDA } else { SPINS }),
+            plain_reads: cuda,
             plane_max: plane_max_k,
             state_bytes,
             device_len,

@@ -13,6 +13,10 @@ pub struct TileConfig {
     pub indexed: bool,
     /// Use plane (subgroup) operations for the cube-wide scan.
     pub plane_ops: bool,
+    /// Park the loaded tile in shared memory (instead of registers) between the load and the
+    /// write: the registers it frees let more cubes share a streaming multiprocessor, so more
+    /// tiles' loads are in flight while others wait in the look-back. Not with `indexed`.
+    pub stage: bool,
 }
 
 impl TileConfig {
@@ -26,6 +30,14 @@ impl TileConfig {
         let idx = |len: usize| if self.indexed { 4 * len } else { 4 };
         let scan = 2 * self.threads as usize;
         self.rake_len() * acc_bytes + idx(self.rake_len()) + scan * acc_bytes + idx(scan)
+    }
+    /// Entries of the staging buffer for vectors of `lanes` (1 unless `stage`).
+    pub fn stage_len(&self, lanes: usize) -> usize {
+        if self.stage {
+            self.tile_vectors() as usize * lanes
+        } else {
+            1
+        }
     }
     /// Entries of the raking buffer (one per vector, padded every 32 to dodge bank conflicts).
     pub fn rake_len(&self) -> usize {

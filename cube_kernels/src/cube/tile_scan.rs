@@ -61,6 +61,7 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     pre_v: &mut Array<A>,
     pre_i: &mut Array<u32>,
     sh: &mut TileShared<A>,
+    stage: &mut SharedMemory<A>,
     #[comptime] cfg: TileConfig,
 ) -> Item<A> {
     let t = UNIT_POS;
@@ -108,6 +109,15 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             vals[i] = r.value;
             if comptime![indexed] {
                 idxs[i] = r.index;
+            }
+        }
+        if comptime![cfg.stage] {
+            // Lane-major: unit t's entries are `t + threads * i`, so a plane's stores hit
+            // consecutive words (no bank conflicts).
+            #[unroll]
+            for l in 0..nl {
+                let i = (k as usize) * nl + l;
+                stage[i * (threads as usize) + t as usize] = vals[i];
             }
         }
         let last = (k as usize) * nl + nl - 1;
@@ -190,6 +200,8 @@ pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     let mut idxs = Array::<u32>::new(nv);
     let mut pre_v = Array::<A>::new(vpt);
     let mut pre_i = Array::<u32>::new(vpt);
+    // Never staged: the look-back fallback calls this while the cube's own tile is staged.
+    let mut unstaged = SharedMemory::<A>::new(1usize);
     load_tile::<T, A, O, N>(
         input,
         base,
@@ -201,8 +213,29 @@ pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         &mut pre_v,
         &mut pre_i,
         sh,
-        cfg,
+        &mut unstaged,
+        comptime![TileConfig {
+            stage: false,
+            ..cfg
+        }],
     )
+}
+
+/// Entry `i` of the unit's lane prefixes: from the staging buffer when `staged`, else from
+/// registers.
+#[cube]
+fn staged_or<A: Numeric>(
+    vals: &Array<A>,
+    stage: &SharedMemory<A>,
+    i: usize,
+    #[comptime] threads: u32,
+    #[comptime] staged: bool,
+) -> A {
+    let mut v = vals[i];
+    if comptime![staged] {
+        v = stage[i * (threads as usize) + UNIT_POS as usize];
+    }
+    v
 }
 
 /// Writes one scanned tile: `prefix` (everything before the tile) ⊕ the vector prefix ⊕ the
@@ -222,6 +255,7 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     idxs: &Array<u32>,
     pre_v: &Array<A>,
     pre_i: &Array<u32>,
+    stage: &SharedMemory<A>,
     #[comptime] cfg: TileConfig,
 ) {
     let t = UNIT_POS;
@@ -252,15 +286,13 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 if comptime![cfg.exclusive] {
                     if comptime![l > 0] {
                         let i = (k as usize) * nl + l - 1;
-                        e = combine_items::<A, O>(
-                            p,
-                            item_at::<A>(vals[i], idxs, i, indexed),
-                            indexed,
-                        );
+                        let v = staged_or::<A>(vals, stage, i, threads, cfg.stage);
+                        e = combine_items::<A, O>(p, item_at::<A>(v, idxs, i, indexed), indexed);
                     }
                 } else {
                     let i = (k as usize) * nl + l;
-                    e = combine_items::<A, O>(p, item_at::<A>(vals[i], idxs, i, indexed), indexed);
+                    let v = staged_or::<A>(vals, stage, i, threads, cfg.stage);
+                    e = combine_items::<A, O>(p, item_at::<A>(v, idxs, i, indexed), indexed);
                 }
                 out[pl] = T::cast_from(e.value);
                 if comptime![indexed] {

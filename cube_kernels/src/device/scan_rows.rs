@@ -86,6 +86,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         let mut pre_v = Array::<A>::new(vpt);
         let mut pre_i = Array::<u32>::new(vpt);
         let tile_start = tile * comptime![cfg.tile_vectors()];
+        let mut stage = SharedMemory::<A>::new(comptime![cfg.stage_len(nl)]);
         let total = load_tile::<T, A, O, N>(
             input,
             base_in,
@@ -97,6 +98,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
             &mut pre_v,
             &mut pre_i,
             &mut sh,
+            &mut stage,
             cfg,
         );
         let mut prefix = identity_item::<A, O>();
@@ -166,6 +168,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
             &idxs,
             &pre_v,
             &pre_i,
+            &stage,
             cfg,
         );
     }
