@@ -127,7 +127,14 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
         )
     });
     let copy_gbs = 8.0 * big as f64 / (copy_ms * 1e-3) / 1e9;
-    line("copy u32 (r+w)", &[big], copy_ms, 8.0 * big as f64, copy_gbs, "ok");
+    line(
+        "copy u32 (r+w)",
+        &[big],
+        copy_ms,
+        8.0 * big as f64,
+        copy_gbs,
+        "ok",
+    );
     drop((a, b));
 
     // u32 keys only.
@@ -138,7 +145,14 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
         let ms = median_ms(&client, reps, || {
             cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
         });
-        line("sort u32 keys", &[big], ms, 8.0 * big as f64, copy_gbs, &check);
+        line(
+            "sort u32 keys",
+            &[big],
+            ms,
+            8.0 * big as f64,
+            copy_gbs,
+            &check,
+        );
     }
     drop(src);
     // i32 keys only.
@@ -147,23 +161,38 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
         let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
         let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
         let got = out.to_vec::<i32>(&client);
-        let as_u = |v: &[i32]| v.iter().map(|&x| x as u32 ^ 0x8000_0000).collect::<Vec<u32>>();
+        let as_u = |v: &[i32]| {
+            v.iter()
+                .map(|&x| x as u32 ^ 0x8000_0000)
+                .collect::<Vec<u32>>()
+        };
         let check = ok(check_sorted_u32(&as_u(&src), &as_u(&got)));
         let ms = median_ms(&client, reps, || {
             cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
         });
-        line("sort i32 keys", &[big], ms, 8.0 * big as f64, copy_gbs, &check);
+        line(
+            "sort i32 keys",
+            &[big],
+            ms,
+            8.0 * big as f64,
+            copy_gbs,
+            &check,
+        );
     }
     // f32 stable argsort (u32 and i64 indices).
     {
         let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
         let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
         for index in [IndexType::U32, IndexType::I64] {
-            let idx = cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws)
-                .unwrap();
+            let idx =
+                cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
             let got: Vec<u32> = match index {
                 IndexType::U32 => idx.to_vec::<u32>(&client),
-                IndexType::I64 => idx.to_vec::<i64>(&client).iter().map(|&i| i as u32).collect(),
+                IndexType::I64 => idx
+                    .to_vec::<i64>(&client)
+                    .iter()
+                    .map(|&i| i as u32)
+                    .collect(),
             };
             let check = ok(check_argsort(&src, &got));
             let ms = median_ms(&client, reps, || {
@@ -188,11 +217,22 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
         let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
         let want = cpu::sort_rows(&src, n, false);
         let got = out.to_vec::<f32>(&client);
-        let check = ok(if got == want { Ok(()) } else { Err("differs from the CPU".into()) });
+        let check = ok(if got == want {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
         let ms = median_ms(&client, reps, || {
             cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
         });
-        line("sort f32 keys (burn: 481 ms)", &[n], ms, 8.0 * n as f64, copy_gbs, &check);
+        line(
+            "sort f32 keys (burn: 481 ms)",
+            &[n],
+            ms,
+            8.0 * n as f64,
+            copy_gbs,
+            &check,
+        );
     }
     // Row-wise sort with indices and top-k, [16384, 4096] f32.
     let (rows, n) = if small { (1024, 4096) } else { (16384, 4096) };
@@ -200,21 +240,43 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
     let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]);
     let sub = 64 * n; // rows checked against the CPU
     {
-        let (v, i) =
-            cubeprim::sort_with_indices(&client, &x, IndexType::I64, SortOptions::default(), &mut ws)
-                .unwrap();
+        let (v, i) = cubeprim::sort_with_indices(
+            &client,
+            &x,
+            IndexType::I64,
+            SortOptions::default(),
+            &mut ws,
+        )
+        .unwrap();
         let want_i = cpu::argsort_rows(&src[..sub], n, false);
         let want_v = cpu::permute_rows(&src[..sub], n, &want_i);
         let gv = v.to_vec::<f32>(&client);
         let gi = i.to_vec::<i64>(&client);
-        let same = gv[..sub] == want_v[..]
-            && gi[..sub].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
-        let check = ok(if same { Ok(()) } else { Err("differs from the CPU".into()) });
-        let ms = median_ms(&client, reps, || {
-            cubeprim::sort_with_indices(&client, &x, IndexType::I64, SortOptions::default(), &mut ws)
-                .unwrap();
+        let same =
+            gv[..sub] == want_v[..] && gi[..sub].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
+        let check = ok(if same {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
         });
-        line("row sort f32 with i64 indices", &[rows, n], ms, 16.0 * (rows * n) as f64, copy_gbs, &check);
+        let ms = median_ms(&client, reps, || {
+            cubeprim::sort_with_indices(
+                &client,
+                &x,
+                IndexType::I64,
+                SortOptions::default(),
+                &mut ws,
+            )
+            .unwrap();
+        });
+        line(
+            "row sort f32 with i64 indices",
+            &[rows, n],
+            ms,
+            16.0 * (rows * n) as f64,
+            copy_gbs,
+            &check,
+        );
     }
     {
         let k = 50;
@@ -223,12 +285,24 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
         let gv = v.to_vec::<f32>(&client);
         let gi = i.to_vec::<i64>(&client);
         let s = 64 * k;
-        let same = gv[..s] == want_v[..] && gi[..s].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
-        let check = ok(if same { Ok(()) } else { Err("differs from the CPU".into()) });
+        let same =
+            gv[..s] == want_v[..] && gi[..s].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
+        let check = ok(if same {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
         let ms = median_ms(&client, reps, || {
             cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
         });
-        line("top-k k=50 f32 (i64 indices)", &[rows, n], ms, 4.0 * (rows * n) as f64, copy_gbs, &check);
+        line(
+            "top-k k=50 f32 (i64 indices)",
+            &[rows, n],
+            ms,
+            4.0 * (rows * n) as f64,
+            copy_gbs,
+            &check,
+        );
     }
     // searchsorted: 2^24 queries into 2^20 sorted keys.
     {
@@ -243,13 +317,27 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
             .unwrap();
         let want = cpu::searchsorted(&s, n, &q[..1 << 16], 1 << 16, false);
         let got = out.to_vec::<i64>(&client);
-        let same = got[..1 << 16].iter().zip(&want).all(|(&a, &b)| a == b as i64);
-        let check = ok(if same { Ok(()) } else { Err("differs from the CPU".into()) });
+        let same = got[..1 << 16]
+            .iter()
+            .zip(&want)
+            .all(|(&a, &b)| a == b as i64);
+        let check = ok(if same {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
         let ms = median_ms(&client, reps, || {
             cubeprim::searchsorted(&client, &st, &qt, cubeprim::Side::Left, IndexType::I64)
                 .unwrap();
         });
-        line("searchsorted f32 left", &[m], ms, 12.0 * m as f64, copy_gbs, &check);
+        line(
+            "searchsorted f32 left",
+            &[m],
+            ms,
+            12.0 * m as f64,
+            copy_gbs,
+            &check,
+        );
     }
 }
 

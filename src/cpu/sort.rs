@@ -15,7 +15,12 @@ pub trait SortElement: Element {
     fn ordered_bits(&self) -> u64;
 }
 
-fn float_cmp<F: Copy>(a: F, b: F, nan: impl Fn(F) -> bool, total: impl Fn(F, F) -> Ordering) -> Ordering {
+fn float_cmp<F: Copy>(
+    a: F,
+    b: F,
+    nan: impl Fn(F) -> bool,
+    total: impl Fn(F, F) -> Ordering,
+) -> Ordering {
     match (nan(a), nan(b)) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Greater,
@@ -26,7 +31,11 @@ fn float_cmp<F: Copy>(a: F, b: F, nan: impl Fn(F) -> bool, total: impl Fn(F, F) 
 
 /// Sign-magnitude bits of `width` bits to an unsigned order; NaN (given) to all ones.
 fn float_bits(bits: u64, width: u32, is_nan: bool) -> u64 {
-    let all = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+    let all = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
     if is_nan {
         return all;
     }

@@ -286,7 +286,11 @@ fn device_wide<R: Runtime>(
                 _ => RadixValues::Load,
             },
             widen: p == p_last && matches!(vk, ValueKind::Indices(DType::I64)),
-            out_cols: if p == p_last { b.out_cols } else { plan.n as u32 },
+            out_cols: if p == p_last {
+                b.out_cols
+            } else {
+                plan.n as u32
+            },
             shift,
             bits,
         };
@@ -367,9 +371,26 @@ fn launch_scatter<R: Runtime>(
                         SortPlan::cube_count(plan.num_tiles),
                         CubeDim::new_1d(plan.cfg.threads),
                         arg(pass.keys_in, pass.keys_in_len),
-                        arg(pass.values_in, if pass.values == RadixValues::Load { data } else { 1 }),
-                        arg(pass.keys_out.unwrap_or(dummy), if pass.keys_out.is_some() { out_len.max(data) } else { 1 }),
-                        arg(pass.values_out, if has_values { out_len.max(data) } else { 1 }),
+                        arg(
+                            pass.values_in,
+                            if pass.values == RadixValues::Load {
+                                data
+                            } else {
+                                1
+                            },
+                        ),
+                        arg(
+                            pass.keys_out.unwrap_or(dummy),
+                            if pass.keys_out.is_some() {
+                                out_len.max(data)
+                            } else {
+                                1
+                            },
+                        ),
+                        arg(
+                            pass.values_out,
+                            if has_values { out_len.max(data) } else { 1 },
+                        ),
                         arg(offsets, plan.temp.counts_len),
                         arg(pass.layout, pass.layout_len),
                         arg(b.count.unwrap_or(dummy), 1),

@@ -24,10 +24,10 @@ use crate::tensor::contiguous_strides;
 use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
-use launch::{with_key, KeysIn, SortBuffers};
 use half::{bf16, f16};
-pub use plan::{Route, SortPlan};
+use launch::{with_key, KeysIn, SortBuffers};
 use plan::ValueKind;
+pub use plan::{Route, SortPlan};
 
 /// The dtype of the indices argsort, top-k and searchsorted return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -116,7 +116,9 @@ impl SortOptions {
 
 /// Rows and row length of a sort along the last axis of `shape`.
 fn rows_of(shape: &[usize]) -> Result<(usize, usize)> {
-    let n = *shape.last().ok_or(Error::AxisOutOfRange { axis: -1, rank: 0 })?;
+    let n = *shape
+        .last()
+        .ok_or(Error::AxisOutOfRange { axis: -1, rank: 0 })?;
     Ok((shape[..shape.len() - 1].iter().product(), n))
 }
 
@@ -277,7 +279,15 @@ fn sort_impl<R: Runtime>(
     if rows * n == 0 || cols == 0 {
         return Ok(());
     }
-    let plan = SortPlan::new(client, rows, n, keys.dtype, payload.kind(), device_len, opts)?;
+    let plan = SortPlan::new(
+        client,
+        rows,
+        n,
+        keys.dtype,
+        payload.kind(),
+        device_len,
+        opts,
+    )?;
     let keys_in = keys_in(client, keys, ws)?;
     let b = SortBuffers {
         keys: keys_in,
@@ -318,7 +328,15 @@ pub fn sort_with_indices<R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let out = DeviceTensor::empty(client, &x.shape, x.dtype);
     let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
-    sort_into(client, x, Some(&out), Some(&idx), Len::Host(last(x)), opts, ws)?;
+    sort_into(
+        client,
+        x,
+        Some(&out),
+        Some(&idx),
+        Len::Host(last(x)),
+        opts,
+        ws,
+    )?;
     Ok((out, idx))
 }
 
@@ -364,7 +382,9 @@ pub fn sort_into<R: Runtime>(
         }),
     };
     if out.is_none() && indices.is_none() {
-        return Err(Error::Unsupported("nothing to write: give out or indices".into()));
+        return Err(Error::Unsupported(
+            "nothing to write: give out or indices".into(),
+        ));
     }
     sort_impl(client, x, None, out, indices, payload, len, None, opts, ws)
 }
@@ -380,7 +400,16 @@ pub fn sort_pairs<R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let ko = DeviceTensor::empty(client, &keys.shape, keys.dtype);
     let vo = DeviceTensor::empty(client, &values.shape, values.dtype);
-    sort_pairs_into(client, keys, values, &ko, &vo, Len::Host(last(keys)), opts, ws)?;
+    sort_pairs_into(
+        client,
+        keys,
+        values,
+        &ko,
+        &vo,
+        Len::Host(last(keys)),
+        opts,
+        ws,
+    )?;
     Ok((ko, vo))
 }
 
@@ -553,7 +582,10 @@ pub fn searchsorted_into<R: Runtime>(
     if queries.dtype != sorted.dtype {
         return Err(Error::UnsupportedDType {
             dtype: queries.dtype,
-            reason: format!("queries must have the sorted tensor's dtype {}", sorted.dtype),
+            reason: format!(
+                "queries must have the sorted tensor's dtype {}",
+                sorted.dtype
+            ),
         });
     }
     if !sorted.is_contiguous() || !queries.is_contiguous() {

@@ -144,7 +144,11 @@ impl SortPlan {
         };
         // Shared bytes: keys, values, exchange, cube-scan scratch, digit tables, slack.
         let row_bytes = |c: RadixConfig| {
-            let idx = if matches!(values, ValueKind::None) { 0 } else { 4 };
+            let idx = if matches!(values, ValueKind::None) {
+                0
+            } else {
+                4
+            };
             radix_slots(c.tile_len()) * (ks + idx + 4) + 8 * c.threads as usize + 256
         };
         let dev_bytes = |c: RadixConfig| {

@@ -48,10 +48,7 @@ pub fn radix_slots(tile: u32) -> usize {
 /// A count as a scan item (no index).
 #[cube]
 fn count_item<A: Numeric>(value: A) -> Item<A> {
-    Item::<A> {
-        value,
-        index: 0u32,
-    }
+    Item::<A> { value, index: 0u32 }
 }
 
 /// Sorts the packed entries of a tile stably by their low `bits` bits (`bits <= 8`).

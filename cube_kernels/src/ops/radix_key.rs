@@ -33,10 +33,11 @@ fn f16_bits_of_f32(b: u32) -> u32 {
 
 /// The ordered bits of a key of at most 4 bytes (16 significant bits for f16 / bf16).
 #[cube]
+#[allow(unused_assignments)] // every comptime branch assigns `o`
 pub fn ordered_key32<T: Numeric>(x: T) -> u32 {
     let ty = type_of::<T>();
     let elem = comptime![ty.elem_type()];
-    let mut o = u32::reinterpret(x);
+    let mut o = 0u32;
     if comptime![elem.is_float()] {
         if comptime![ty.size() == 4] {
             let b = u32::reinterpret(x);
@@ -51,17 +52,18 @@ pub fn ordered_key32<T: Numeric>(x: T) -> u32 {
                 h = f16_bits_of_f32(b32);
             }
             o = select((h >> 15) == 1u32, (!h) & 0xffffu32, h | 0x8000u32);
-            if (h & 0x7fffu32) > 0x7c00u32 && comptime![elem != ElemType::Float(FloatKind::BF16)]
-            {
+            if (h & 0x7fffu32) > 0x7c00u32 && comptime![elem != ElemType::Float(FloatKind::BF16)] {
                 o = 0xffffu32;
             }
-            if (h & 0x7fffu32) > 0x7f80u32 && comptime![elem == ElemType::Float(FloatKind::BF16)]
-            {
+            if (h & 0x7fffu32) > 0x7f80u32 && comptime![elem == ElemType::Float(FloatKind::BF16)] {
                 o = 0xffffu32;
             }
         }
-    } else if comptime![elem.is_signed_int()] {
-        o ^= 0x8000_0000u32;
+    } else {
+        o = u32::reinterpret(x);
+        if comptime![elem.is_signed_int()] {
+            o ^= 0x8000_0000u32;
+        }
     }
     o
 }
