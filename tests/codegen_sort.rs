@@ -233,11 +233,13 @@ const CFGS: [RadixConfig; 2] = [
         threads: 128,
         items: 8,
         plane_ops: false,
+        wide_counts: false,
     },
     RadixConfig {
         threads: 256,
         items: 16,
         plane_ops: true,
+        wide_counts: true,
     },
 ];
 
@@ -310,20 +312,20 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
 
 #[test]
 fn sort_kernels_32_bit_keys() {
-    assert_eq!(key_type::<u32>("u32"), 34);
-    assert_eq!(key_type::<i32>("i32"), 34);
-    assert_eq!(key_type::<f32>("f32"), 34);
+    assert_eq!(key_type::<u32>("u32"), 30);
+    assert_eq!(key_type::<i32>("i32"), 30);
+    assert_eq!(key_type::<f32>("f32"), 30);
 }
 
 #[test]
 fn sort_kernels_16_bit_keys() {
-    assert_eq!(key_type::<f16>("f16"), 34);
-    assert_eq!(key_type::<bf16>("bf16"), 34);
+    assert_eq!(key_type::<f16>("f16"), 30);
+    assert_eq!(key_type::<bf16>("bf16"), 30);
 }
 
 #[test]
 fn sort_kernels_64_bit_keys() {
-    assert_eq!(key_type::<u64>("u64"), 34);
-    assert_eq!(key_type::<i64>("i64"), 34);
-    assert_eq!(key_type::<f64>("f64"), 34);
+    assert_eq!(key_type::<u64>("u64"), 30);
+    assert_eq!(key_type::<i64>("i64"), 30);
+    assert_eq!(key_type::<f64>("f64"), 30);
 }

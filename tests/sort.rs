@@ -14,7 +14,8 @@ mod common;
 use common::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{
-    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, Side, SortOptions, Workspace,
+    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, Side, SortOptions, SortTuning,
+    Workspace,
 };
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -234,6 +235,33 @@ fn lengths_around_tiles_and_powers_of_two() {
     ] {
         check_1d(&c, &mut ws, &mut r, n);
     }
+}
+
+/// Forced tile shapes of the device-wide passes, with one-bit ranking (32-bit counters) and
+/// two-bit ranking (64-bit counters, where the runtime has them).
+#[test]
+fn tuned_tiles_and_one_bit_ranking() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(23);
+    let n = 9000;
+    let data: Vec<i32> = (0..n).map(|_| r.random_range(-100..100)).collect();
+    for (threads, items, wide_counts) in [(64, 4, false), (128, 8, false), (64, 4, true)] {
+        let opts = SortOptions::default().tuning(SortTuning {
+            threads,
+            items,
+            wide_counts,
+        });
+        check_rows(&c, &mut ws, &data, &[n], opts, IndexType::U32);
+        check_rows(&c, &mut ws, &data, &[n], opts.descending(), IndexType::U32);
+    }
+    let bad = SortOptions::default().tuning(SortTuning {
+        threads: 1024,
+        items: 64,
+        wide_counts: false,
+    });
+    let e = cubeprim::sort(&c, &upload(&c, &data, &[n]), bad, &mut ws).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
 }
 
 #[test]

@@ -76,6 +76,9 @@ pub struct SortTuning {
     pub threads: u32,
     /// Keys per unit.
     pub items: u32,
+    /// Rank two digit bits per cube scan with 64-bit packed counters (needs 64-bit integers;
+    /// the default where the runtime has them), else one bit per scan.
+    pub wide_counts: bool,
 }
 
 /// Variants of a sort.

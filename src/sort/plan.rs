@@ -2,7 +2,7 @@
 
 use super::SortOptions;
 use crate::scan::{scan_workspace_bytes, PlaneOps, ScanOptions};
-use crate::workspace::{align_state, workspace_bytes};
+use crate::workspace::workspace_bytes;
 use crate::{DType, Error, Result};
 use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
@@ -124,23 +124,23 @@ impl SortPlan {
         }
         let begin_bit = opts.begin_bit;
         let passes = (end_bit - begin_bit).div_ceil(DIGIT_BITS).max(1);
-        let total = rows
-            .checked_mul(n)
+        rows.checked_mul(n)
             .filter(|&t| t < u32::MAX as usize)
             .ok_or_else(|| {
                 Error::Unsupported(format!("{rows} x {n} keys: at most 2^32 - 1 keys per call"))
             })?;
-        let _ = total;
         let plane_ops = plane_ops(client, opts.plane_ops);
         let plane = client.properties().hardware.plane_size_max.max(1);
         let min_threads = if plane_ops { plane.max(32) } else { 32 };
         let shared = client.properties().hardware.max_shared_memory_size;
         let ks = key.size();
         let vs = values.pass_bytes();
+        let wide_counts = crate::supports_dtype(client, DType::U64);
         let cfg_of = |(threads, items): (u32, u32)| RadixConfig {
             threads,
             items,
             plane_ops,
+            wide_counts,
         };
         // Shared bytes: keys, values, exchange, cube-scan scratch, digit tables, slack.
         let row_bytes = |c: RadixConfig| {
@@ -149,11 +149,11 @@ impl SortPlan {
             } else {
                 4
             };
-            radix_slots(c.tile_len()) * (ks + idx + 4) + 8 * c.threads as usize + 256
+            radix_slots(c.tile_len()) * (ks + idx + 4) + 24 * c.threads as usize + 256
         };
         let dev_bytes = |c: RadixConfig| {
             radix_slots(c.tile_len()) * (ks + vs + 4)
-                + 8 * c.threads as usize
+                + 24 * c.threads as usize
                 + 8 * RADIX as usize
                 + 256
         };
@@ -181,7 +181,10 @@ impl SortPlan {
         }
         let cfg = match opts.tuning {
             Some(t) => {
-                let c = cfg_of((t.threads, t.items));
+                let c = RadixConfig {
+                    wide_counts: t.wide_counts && wide_counts,
+                    ..cfg_of((t.threads, t.items))
+                };
                 if c.threads < min_threads
                     || c.threads > 1024
                     || c.items == 0
@@ -244,7 +247,6 @@ impl SortPlan {
             counts_len,
             total: at,
         };
-        let _ = align_state;
         Ok(Self {
             rows,
             n,

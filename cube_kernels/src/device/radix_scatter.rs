@@ -116,6 +116,7 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
             threads,
             items,
             comptime![cfg.plane_ops],
+            comptime![cfg.wide_counts],
         );
 
         // Where each digit's run starts in the sorted tile.

@@ -79,6 +79,7 @@ pub fn radix_sort_rows<T: Numeric, X: Numeric>(
                 threads,
                 items,
                 comptime![cfg.plane_ops],
+                comptime![cfg.wide_counts],
             );
             // Permute the keys (and positions) into the pass's order.
             #[unroll]
