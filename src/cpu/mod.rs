@@ -2,9 +2,15 @@
 //! where no device is found. O(n), same semantics as the kernels (f16 / bf16 accumulate in f32,
 //! integer sums and products wrap, NaN propagates through max / min, ties pick the later element).
 
+mod reduce;
+mod runs;
 mod scan;
+mod select;
 
+pub use reduce::reduce;
+pub use runs::{reduce_by_key, unique_consecutive};
 pub use scan::{scan, scan_with_indices, ScanElement};
+pub use select::{is_set, nonzero, partition, select};
 
 /// Row-major copy of a strided view of `all`.
 pub fn gather<E: Copy>(all: &[E], shape: &[usize], strides: &[usize], offset: usize) -> Vec<E> {

@@ -3,12 +3,18 @@
 //! - [`cube_scan`]: exclusive scan of one item per unit (planes + shared memory, or shared
 //!   memory alone where the runtime has no plane operations);
 //! - [`tile_scan`]: a tile of `threads × vectors_per_thread` vectors: striped (coalesced) load,
-//!   per-unit scan in registers, raking scan through shared memory.
+//!   per-unit scan in registers, raking scan through shared memory;
+//! - [`tile_reduction`]: the combination of one tile (unit folds + one cube-wide scan);
+//! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan.
 
 mod config;
 mod cube_scan;
+mod segmented_scan;
+mod tile_reduction;
 mod tile_scan;
 
 pub use config::TileConfig;
 pub use cube_scan::{cube_exclusive_scan, CubeScan};
+pub use segmented_scan::{combine_runs, cube_exclusive_segmented_scan};
+pub use tile_reduction::tile_reduce;
 pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

@@ -6,12 +6,18 @@
 //! - [`scan_rows`]: the scan kernel (one tile per cube; single-tile rows, look-back, or
 //!   tile prefixes computed by a separate pass);
 //! - [`reduce_tiles`]: tile aggregates, the first pass of reduce-then-scan;
-//! - [`fill`]: fills a `u32` buffer (resets the look-back state).
+//! - [`fill`]: fills a `u32` buffer (resets the look-back state);
+//! - [`select`]: single-pass stream compaction (select, partition, nonzero, count);
+//! - [`run_length`]: single-pass run-length encoding (reduce-by-key, unique-consecutive);
+//! - [`reduce`]: tile reductions of rows (whole buffers and any axis).
 
 pub mod fill;
 pub mod lookback;
+pub mod reduce;
 pub mod reduce_tiles;
+pub mod run_length;
 pub mod scan_rows;
+pub mod select;
 pub mod tile_state;
 
 pub use scan_rows::ScanMode;
