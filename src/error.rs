@@ -16,6 +16,8 @@ pub enum Error {
     LengthMismatch { expected: usize, got: usize },
     #[error("scratch too small: this call needs {needed} bytes, the workspace holds {available}")]
     ScratchTooSmall { needed: usize, available: usize },
+    #[error("output too small: {needed} elements needed, the output holds {got}")]
+    OutputTooSmall { needed: usize, got: usize },
     #[error("unsupported: {0}")]
     Unsupported(String),
 }

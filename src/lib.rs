@@ -28,7 +28,10 @@ pub mod cpu;
 pub mod device;
 mod dtype;
 mod error;
+pub mod reduce;
+pub mod runs;
 pub mod scan;
+pub mod select;
 pub mod sort;
 mod tensor;
 mod workspace;
@@ -36,10 +39,20 @@ mod workspace;
 pub use count::Len;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
+pub use reduce::{reduce, reduce_into, reduce_len_into, reduce_workspace_bytes, ReduceOp};
+pub use runs::{
+    reduce_by_key, reduce_by_key_into, runs_workspace_bytes, unique_consecutive,
+    unique_consecutive_sized, UniqueConsecutive,
+};
 pub use scan::{
     cummax, cummax_with_indices, cummin, cummin_with_indices, cumprod, cumsum, index_dtype, scan,
     scan_into, scan_len_into, scan_with_indices, scan_workspace_bytes, supports_dtype, PlaneOps,
     ScanAlgorithm, ScanOp, ScanOptions, ScanTuning,
+};
+pub use select::{
+    count_nonzero_into, masked_select, new_count, nonzero, nonzero_index_dtype, nonzero_into,
+    partition, partition_into, read_count, select, select_into, select_pairs, select_pairs_into,
+    select_workspace_bytes,
 };
 pub use sort::{
     argsort, bucketize, searchsorted, searchsorted_into, sort, sort_into, sort_pairs,

@@ -2,10 +2,16 @@
 //! where no device is found. O(n), same semantics as the kernels (f16 / bf16 accumulate in f32,
 //! integer sums and products wrap, NaN propagates through max / min, ties pick the later element).
 
+mod reduce;
+mod runs;
 mod scan;
+mod select;
 mod sort;
 
+pub use reduce::reduce;
+pub use runs::{reduce_by_key, unique_consecutive};
 pub use scan::{scan, scan_with_indices, ScanElement};
+pub use select::{is_set, nonzero, partition, select};
 pub use sort::{
     argsort_rows, argsort_rows_bits, key_bits, permute_rows, searchsorted, sort_rows, top_k_rows,
     SortElement,

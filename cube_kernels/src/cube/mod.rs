@@ -5,13 +5,19 @@
 //! - [`tile_scan`]: a tile of `threads × vectors_per_thread` vectors: striped (coalesced) load,
 //!   per-unit scan in registers, raking scan through shared memory;
 //! - [`radix_rank`]: stable ranking of a tile by a radix digit (1-bit splits over cube scans).
+//! - [`tile_reduction`]: the combination of one tile (unit folds + one cube-wide scan);
+//! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan.
 
 mod config;
 mod cube_scan;
 mod radix_rank;
+mod segmented_scan;
+mod tile_reduction;
 mod tile_scan;
 
 pub use config::TileConfig;
 pub use cube_scan::{cube_exclusive_scan, CubeScan};
 pub use radix_rank::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
+pub use segmented_scan::{combine_runs, cube_exclusive_segmented_scan};
+pub use tile_reduction::tile_reduce;
 pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

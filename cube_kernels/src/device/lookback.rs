@@ -83,6 +83,52 @@ pub fn lookback_shared_bytes(
 /// Status of a window slot before the row's first tile.
 const ROW_START: u32 = 3;
 
+/// What a look-back carries from tile to tile: how two tile values combine (`a` earlier) and how
+/// a waiting cube computes a silent predecessor's aggregate itself (from `input` and `aux`, the
+/// kernel's own inputs). `n` and `tile` locate the tile as the kernel counts them.
+#[cube]
+pub trait TileCarry: 'static + Send + Sync {
+    fn combine<A: Numeric, O: ScanOp>(a: Item<A>, b: Item<A>, #[comptime] indexed: bool)
+        -> Item<A>;
+    #[allow(clippy::too_many_arguments)]
+    fn aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
+        input: &Array<Vector<I, N>>,
+        aux: &Array<Vector<J, N>>,
+        base: usize,
+        stride: usize,
+        n: u32,
+        tile: u32,
+        sh: &mut TileShared<A>,
+        #[comptime] cfg: TileConfig,
+    ) -> Item<A>;
+}
+
+/// The scan's carry: the operator's combine, and [`tile_aggregate`] of the input.
+pub struct ScanCarry;
+
+#[cube]
+impl TileCarry for ScanCarry {
+    fn combine<A: Numeric, O: ScanOp>(
+        a: Item<A>,
+        b: Item<A>,
+        #[comptime] indexed: bool,
+    ) -> Item<A> {
+        combine_items::<A, O>(a, b, indexed)
+    }
+    fn aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
+        input: &Array<Vector<I, N>>,
+        _aux: &Array<Vector<J, N>>,
+        base: usize,
+        stride: usize,
+        n: u32,
+        tile: u32,
+        sh: &mut TileShared<A>,
+        #[comptime] cfg: TileConfig,
+    ) -> Item<A> {
+        tile_aggregate::<I, A, O, N>(input, base, stride, n, tile, sh, cfg)
+    }
+}
+
 /// The exclusive prefix of tile `tile` (≥ 1) of a row whose tile 0 has global id `row_tile0`.
 /// Every unit of the cube must call it; all receive the prefix.
 #[cube]
@@ -106,9 +152,56 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     #[comptime] plain_reads: bool,
     #[comptime] plane_max: u32,
 ) -> Item<A> {
+    lookback_with::<T, T, A, O, N, ScanCarry>(
+        input,
+        input,
+        base,
+        stride,
+        n_vec,
+        state,
+        view,
+        row_tile0,
+        tile,
+        epoch,
+        sh,
+        lb,
+        cfg,
+        window,
+        windows,
+        spins,
+        plain_reads,
+        plane_max,
+    )
+}
+
+/// [`lookback`] for any [`TileCarry`]: the combine and the fallback's aggregate come from `G`
+/// (select counts flags, run-length encoding carries run counts and segment values).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn lookback_with<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
+    input: &Array<Vector<T, N>>,
+    aux: &Array<Vector<J, N>>,
+    base: usize,
+    stride: usize,
+    n_vec: u32,
+    state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
+    row_tile0: u32,
+    tile: u32,
+    epoch: u32,
+    sh: &mut TileShared<A>,
+    lb: &mut LookbackShared<A>,
+    #[comptime] cfg: TileConfig,
+    #[comptime] window: u32,
+    #[comptime] windows: u32,
+    #[comptime] spins: u32,
+    #[comptime] plain_reads: bool,
+    #[comptime] plane_max: u32,
+) -> Item<A> {
     if comptime![cfg.plane_ops] {
-        lookback_planes::<T, A, O, N>(
+        lookback_planes::<T, J, A, O, N, G>(
             input,
+            aux,
             base,
             stride,
             n_vec,
@@ -126,9 +219,9 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             plane_max,
         )
     } else {
-        lookback_shared::<T, A, O, N>(
-            input, base, stride, n_vec, state, view, row_tile0, tile, epoch, sh, lb, cfg, window,
-            spins,
+        lookback_shared::<T, J, A, O, N, G>(
+            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, sh, lb, cfg,
+            window, spins,
         )
     }
 }
@@ -137,8 +230,9 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 /// passes), with no cube-wide barrier until it has the prefix or needs a fallback.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
     input: &Array<Vector<T, N>>,
+    aux: &Array<Vector<J, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
@@ -172,7 +266,7 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     sync_cube();
     loop {
         if t < PLANE_DIM {
-            walk_plane::<A, O>(
+            walk_plane::<A, O, G>(
                 state,
                 view,
                 row_tile0,
@@ -189,7 +283,7 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             );
         }
         sync_cube();
-        if fallback_step::<T, A, O, N>(input, base, stride, n_vec, tile, sh, lb, cfg) {
+        if fallback_step::<T, J, A, O, N, G>(input, aux, base, stride, n_vec, tile, sh, lb, cfg) {
             break;
         }
     }
@@ -207,7 +301,7 @@ fn lookback_planes<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 /// memory is exchanged inside the plane (WGSL has no plane barrier).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn walk_plane<A: Numeric, O: ScanOp>(
+fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
     state: &Array<Atomic<u32>>,
     view: &Array<u32>,
     row_tile0: u32,
@@ -275,7 +369,7 @@ fn walk_plane<A: Numeric, O: ScanOp>(
                 if found == ROW_START {
                     start -= 1;
                 }
-                let acc = fold_windows::<A, O>(hist_v, hist_i, start, indexed, plane_max);
+                let acc = fold_windows::<A, O, G>(hist_v, hist_i, start, indexed, plane_max);
                 if lane == 0 {
                     lb.result_v[0] = acc.value;
                     lb.result_i[0] = acc.index;
@@ -291,7 +385,7 @@ fn walk_plane<A: Numeric, O: ScanOp>(
 /// window `w` is in `hist_*[w]`, slot `w * PLANE_DIM + l` on lane `l`. The lane loop is unrolled
 /// to `plane_max` so the shuffles issue back to back and only the combines form a chain.
 #[cube]
-fn fold_windows<A: Numeric, O: ScanOp>(
+fn fold_windows<A: Numeric, O: ScanOp, G: TileCarry>(
     hist_v: &Array<A>,
     hist_i: &Array<u32>,
     start: u32,
@@ -322,7 +416,7 @@ fn fold_windows<A: Numeric, O: ScanOp>(
                     x_i = plane_shuffle(vi, l);
                 }
                 if w * p + l < start {
-                    acc = combine_items::<A, O>(
+                    acc = G::combine::<A, O>(
                         acc,
                         Item::<A> {
                             value: x_v,
@@ -340,7 +434,7 @@ fn fold_windows<A: Numeric, O: ScanOp>(
 /// Left fold of slots `last ..= 0` (oldest first) into `result`; at the row start, slot
 /// `last` holds nothing and the fold starts one slot younger. Sets `ctrl[0]`.
 #[cube]
-fn fold<A: Numeric, O: ScanOp>(
+fn fold<A: Numeric, O: ScanOp, G: TileCarry>(
     lb: &mut LookbackShared<A>,
     last: u32,
     row_start: bool,
@@ -360,7 +454,7 @@ fn fold<A: Numeric, O: ScanOp>(
             value: lb.val[m as usize],
             index: lb.idx[m as usize],
         };
-        acc = combine_items::<A, O>(acc, x, indexed);
+        acc = G::combine::<A, O>(acc, x, indexed);
     }
     lb.result_v[0] = acc.value;
     lb.result_i[0] = acc.index;
@@ -372,8 +466,9 @@ fn fold<A: Numeric, O: ScanOp>(
 /// whether the prefix is ready. Every unit calls it; it ends with a barrier.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn fallback_step<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
     input: &Array<Vector<T, N>>,
+    aux: &Array<Vector<J, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
@@ -385,7 +480,8 @@ fn fallback_step<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     let fallback = lb.ctrl[1];
     if fallback > 0 {
         let s = fallback - 1;
-        let agg = tile_aggregate::<T, A, O, N>(input, base, stride, n_vec, tile - 1 - s, sh, cfg);
+        let agg =
+            G::aggregate::<T, J, A, O, N>(input, aux, base, stride, n_vec, tile - 1 - s, sh, cfg);
         if UNIT_POS == 0 {
             lb.own[s as usize] = 1;
             lb.own_val[s as usize] = agg.value;
@@ -402,8 +498,9 @@ fn fallback_step<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 /// unit 0 scans it; the cube waits on a barrier each round.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn lookback_shared<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
     input: &Array<Vector<T, N>>,
+    aux: &Array<Vector<J, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
@@ -458,7 +555,7 @@ fn lookback_shared<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
                 k += 1;
             }
             if k < window && lb.status[k as usize] >= PREFIX {
-                fold::<A, O>(lb, k, lb.status[k as usize] == ROW_START, indexed);
+                fold::<A, O, G>(lb, k, lb.status[k as usize] == ROW_START, indexed);
             } else if k < window {
                 // Slot k has published nothing: wait a few rounds, then reduce it ourselves.
                 let waited = lb.ctrl[2] + 1;
@@ -472,7 +569,7 @@ fn lookback_shared<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             // else: a full window of aggregates; the oldest will publish its prefix.
         }
         sync_cube();
-        if fallback_step::<T, A, O, N>(input, base, stride, n_vec, tile, sh, lb, cfg) {
+        if fallback_step::<T, J, A, O, N, G>(input, aux, base, stride, n_vec, tile, sh, lb, cfg) {
             break;
         }
     }

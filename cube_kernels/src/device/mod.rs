@@ -11,15 +11,21 @@
 //!   pass (tile histograms → scan of the counts → stable scatter);
 //! - [`radix_sort_rows`]: rows that fit one tile, sorted inside one cube each;
 //! - [`search_sorted`]: searchsorted / bucketize.
+//! - [`select`]: single-pass stream compaction (select, partition, nonzero, count);
+//! - [`run_length`]: single-pass run-length encoding (reduce-by-key, unique-consecutive);
+//! - [`reduce`]: tile reductions of rows (whole buffers and any axis).
 
 pub mod fill;
 pub mod lookback;
 pub mod radix_histogram;
 pub mod radix_scatter;
 pub mod radix_sort_rows;
+pub mod reduce;
 pub mod reduce_tiles;
+pub mod run_length;
 pub mod scan_rows;
 pub mod search_sorted;
+pub mod select;
 pub mod tile_state;
 
 pub use scan_rows::ScanMode;

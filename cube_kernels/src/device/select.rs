@@ -1,0 +1,390 @@
+//! Stream compaction in one pass: each cube counts the set flags of its tile, learns how many
+//! were set before it by decoupled look-back (the carry is a `u32` count; a waiting cube counts a
+//! silent predecessor's flags itself), and scatters its selected elements in the same kernel.
+//!
+//! A tile is `threads × vectors_per_thread` vectors; unit `t` owns the consecutive vectors
+//! `[t * vpt, (t + 1) * vpt)` of its tile (blocked), so its set flags fit one `u32` bit mask
+//! (`vpt × vector width ≤ 32`) and the selected elements leave in input order.
+
+use super::lookback::{lookback_with, LookbackShared, TileCarry};
+use super::tile_state::{publish, AGGREGATE, PREFIX};
+use crate::cube::{cube_exclusive_scan, TileConfig, TileShared};
+use crate::ops::{combine_items, is_nan, Add, Item, ScanOp};
+use cubecl::prelude::*;
+
+/// The compile-time shape of a single-pass look-back kernel over flat data (select and
+/// run-length encoding): the tile and the look-back constants.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub struct PassConfig {
+    /// Units per cube (a multiple of the plane width).
+    pub threads: u32,
+    /// Consecutive vectors per unit (`vectors_per_thread × vector width ≤ 32`).
+    pub vectors_per_thread: u32,
+    pub plane_ops: bool,
+    pub window: u32,
+    pub windows: u32,
+    pub spins: u32,
+    pub plain_reads: bool,
+    pub plane_max: u32,
+    /// The length is `min(len[0], n)` (a count held on the device), not `n`.
+    pub device_len: bool,
+}
+
+impl PassConfig {
+    /// Vectors in one tile.
+    pub fn tile_vectors(&self) -> u32 {
+        self.threads * self.vectors_per_thread
+    }
+    /// The tile configuration the look-back and the cube scans see.
+    pub fn tile(&self, indexed: bool) -> TileConfig {
+        TileConfig {
+            threads: self.threads,
+            vectors_per_thread: self.vectors_per_thread,
+            reverse: false,
+            exclusive: false,
+            indexed,
+            plane_ops: self.plane_ops,
+            stage: false,
+        }
+    }
+}
+
+/// What the compaction writes.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum CompactMode {
+    /// `out[k] = data[i]` for the `k`-th set flag (and `out_values[k] = values[i]`).
+    Select { values: bool },
+    /// Selected elements first, the others after them from `total[0]` on (both stable).
+    Partition { values: bool },
+    /// The flags are the data: `out_index[k * rank + d]` = coordinate `d` of the `k`-th
+    /// non-zero element (row-major, `shape = [rank, dims..]`).
+    NonZero,
+    /// Only the count.
+    Count,
+}
+
+/// The set flags among the `vpt` vectors from `first_vec` (bit `k * width + l`), counting only
+/// elements below `n`. Any non-zero value is set (NaN too).
+#[cube]
+pub fn unit_flags<F: Numeric, N: Size>(
+    flags: &Array<Vector<F, N>>,
+    first_vec: u32,
+    n: u32,
+    #[comptime] vpt: u32,
+) -> u32 {
+    let nl = N::value();
+    let mut bits = 0u32;
+    #[unroll]
+    for k in 0..vpt {
+        let q = first_vec + k;
+        let e0 = q * (nl as u32);
+        if e0 < n {
+            let v = flags[q as usize];
+            #[unroll]
+            for l in 0..nl {
+                if e0 + (l as u32) < n && (v[l] != F::from_int(0) || is_nan::<F>(v[l])) {
+                    bits |= 1u32 << (k * (nl as u32) + (l as u32));
+                }
+            }
+        }
+    }
+    bits
+}
+
+/// The look-back carry of select: a count of set flags, added.
+pub struct CountCarry;
+
+#[cube]
+impl TileCarry for CountCarry {
+    fn combine<A: Numeric, O: ScanOp>(
+        a: Item<A>,
+        b: Item<A>,
+        #[comptime] indexed: bool,
+    ) -> Item<A> {
+        combine_items::<A, O>(a, b, indexed)
+    }
+    fn aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
+        input: &Array<Vector<I, N>>,
+        _aux: &Array<Vector<J, N>>,
+        _base: usize,
+        _stride: usize,
+        n: u32,
+        tile: u32,
+        sh: &mut TileShared<A>,
+        #[comptime] cfg: TileConfig,
+    ) -> Item<A> {
+        let first = tile * comptime![cfg.tile_vectors()] + UNIT_POS * cfg.vectors_per_thread;
+        let bits = unit_flags::<I, N>(input, first, n, cfg.vectors_per_thread);
+        let cs = cube_exclusive_scan::<A, O>(
+            Item::<A> {
+                value: A::cast_from(bits.count_ones()),
+                index: 0u32,
+            },
+            &mut sh.scan_v,
+            &mut sh.scan_i,
+            cfg.threads,
+            false,
+            cfg.plane_ops,
+        );
+        sync_cube();
+        cs.total
+    }
+}
+
+/// Shared memory for cube-wide scans only (no raking buffer): what the single-pass kernels and
+/// their look-back fallbacks use.
+#[cube]
+pub fn scan_shared<A: Numeric>(#[comptime] threads: u32) -> TileShared<A> {
+    let scan_len = comptime![2 * threads as usize];
+    TileShared::<A> {
+        rake_v: SharedMemory::<A>::new(1usize),
+        rake_i: SharedMemory::<u32>::new(1usize),
+        scan_v: SharedMemory::<A>::new(scan_len),
+        scan_i: SharedMemory::<u32>::new(scan_len),
+    }
+}
+
+/// An item with no index.
+#[cube]
+pub fn plain_item<A: Numeric>(value: A) -> Item<A> {
+    Item::<A> { value, index: 0u32 }
+}
+
+/// The element count: `n`, or with a device length `min(len[0], n)`.
+#[cube]
+pub fn pass_len(len: &Array<u32>, n: u32, #[comptime] device_len: bool) -> u32 {
+    let mut m = n;
+    if comptime![device_len] {
+        m = min(len[0], n);
+    }
+    m
+}
+
+/// Tile ids in the order cubes start (word 0 of the state), so every predecessor has started.
+#[cube]
+pub fn take_ticket(state: &Array<Atomic<u32>>, counter_base: u32) -> u32 {
+    let mut ticket = SharedMemory::<u32>::new(1usize);
+    if UNIT_POS == 0 {
+        ticket[0] = state[0].fetch_add(1) - counter_base;
+    }
+    sync_cube();
+    ticket[0]
+}
+
+/// Compacts `n` elements (see [`CompactMode`]); `count[0]` receives the number selected (not
+/// written by `Partition`, whose `total[0]` already holds it). Buffers a mode does not use are
+/// 1-element dummies.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
+    flags: &Array<Vector<F, N>>,
+    data: &Array<Vector<T, N>>,
+    values: &Array<Vector<V, N>>,
+    out: &mut Array<T>,
+    out_values: &mut Array<V>,
+    out_index: &mut Array<X>,
+    count: &mut Array<u32>,
+    len: &Array<u32>,
+    total: &Array<u32>,
+    shape: &Array<u32>,
+    state: &mut Array<Atomic<u32>>,
+    state_view: &mut Array<u32>,
+    n_host: u32,
+    epoch: u32,
+    counter_base: u32,
+    #[comptime] cfg: PassConfig,
+    #[comptime] mode: CompactMode,
+) {
+    let t = UNIT_POS;
+    let tile = take_ticket(state, counter_base);
+    let n = pass_len(len, n_host, cfg.device_len);
+    let nl = N::value() as u32;
+    let tile_elems = comptime![cfg.tile_vectors()] * nl;
+    let num_tiles = n.div_ceil(tile_elems);
+    let write_count = comptime![!matches!(mode, CompactMode::Partition { .. })];
+    if write_count && tile == 0 && n == 0 && t == 0 {
+        count[0] = 0u32;
+    }
+    if tile < num_tiles {
+        let vpt = comptime![cfg.vectors_per_thread];
+        let tcfg = comptime![cfg.tile(false)];
+        let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
+        let bits = unit_flags::<F, N>(flags, first_vec, n, vpt);
+        let mut sh = scan_shared::<u32>(cfg.threads);
+        let cs = cube_exclusive_scan::<u32, Add>(
+            plain_item::<u32>(bits.count_ones()),
+            &mut sh.scan_v,
+            &mut sh.scan_i,
+            cfg.threads,
+            false,
+            cfg.plane_ops,
+        );
+        sync_cube();
+        let tile_total = cs.total.value;
+        let mut prefix = 0u32;
+        if tile == 0 {
+            if t == 0 {
+                publish::<u32>(state, tile, cs.total, PREFIX, epoch, false);
+            }
+        } else {
+            if t == 0 {
+                publish::<u32>(state, tile, cs.total, AGGREGATE, epoch, false);
+            }
+            let mut lb =
+                LookbackShared::<u32>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
+            let p = lookback_with::<F, F, u32, Add, N, CountCarry>(
+                flags,
+                flags,
+                0usize,
+                1usize,
+                n,
+                state,
+                state_view,
+                0u32,
+                tile,
+                epoch,
+                &mut sh,
+                &mut lb,
+                tcfg,
+                cfg.window,
+                cfg.windows,
+                cfg.spins,
+                cfg.plain_reads,
+                cfg.plane_max,
+            );
+            prefix = p.value;
+            if t == 0 {
+                let incl = plain_item::<u32>(prefix + tile_total);
+                publish::<u32>(state, tile, incl, PREFIX, epoch, false);
+            }
+        }
+        if write_count && tile == num_tiles - 1 && t == 0 {
+            count[0] = prefix + tile_total;
+        }
+        scatter::<F, T, V, X, N>(
+            data,
+            values,
+            out,
+            out_values,
+            out_index,
+            total,
+            shape,
+            first_vec,
+            n,
+            bits,
+            prefix + cs.exclusive.value,
+            vpt,
+            mode,
+        );
+    }
+}
+
+/// Writes the unit's elements; `sel` = elements selected before the unit's first one.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn scatter<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
+    data: &Array<Vector<T, N>>,
+    values: &Array<Vector<V, N>>,
+    out: &mut Array<T>,
+    out_values: &mut Array<V>,
+    out_index: &mut Array<X>,
+    total: &Array<u32>,
+    shape: &Array<u32>,
+    first_vec: u32,
+    n: u32,
+    bits: u32,
+    sel_before: u32,
+    #[comptime] vpt: u32,
+    #[comptime] mode: CompactMode,
+) {
+    let nl = N::value();
+    let mut sel = sel_before;
+    match comptime![mode] {
+        CompactMode::Select {
+            values: with_values,
+        } =>
+        {
+            #[unroll]
+            for k in 0..vpt {
+                let q = first_vec + k;
+                let kb = (bits >> (k * (nl as u32))) & ((1u32 << (nl as u32)) - 1);
+                if kb != 0 {
+                    let v = data[q as usize];
+                    #[unroll]
+                    for l in 0..nl {
+                        if (kb >> (l as u32)) & 1 == 1 {
+                            out[sel as usize] = v[l];
+                            sel += 1;
+                        }
+                    }
+                    if comptime![with_values] {
+                        let w = values[q as usize];
+                        let mut s2 = sel - kb.count_ones();
+                        #[unroll]
+                        for l in 0..nl {
+                            if (kb >> (l as u32)) & 1 == 1 {
+                                out_values[s2 as usize] = w[l];
+                                s2 += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        CompactMode::Partition {
+            values: with_values,
+        } => {
+            let selected = total[0];
+            #[unroll]
+            for k in 0..vpt {
+                let q = first_vec + k;
+                let e0 = q * (nl as u32);
+                if e0 < n {
+                    let v = data[q as usize];
+                    let mut w = Vector::<V, N>::empty();
+                    if comptime![with_values] {
+                        w = values[q as usize];
+                    }
+                    #[unroll]
+                    for l in 0..nl {
+                        let i = e0 + (l as u32);
+                        if i < n {
+                            let mut dst = selected + i - sel;
+                            let set = (bits >> (k * (nl as u32) + (l as u32))) & 1 == 1;
+                            if set {
+                                dst = sel;
+                                sel += 1;
+                            }
+                            out[dst as usize] = v[l];
+                            if comptime![with_values] {
+                                out_values[dst as usize] = w[l];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        CompactMode::NonZero => {
+            let rank = shape[0];
+            #[unroll]
+            for k in 0..vpt {
+                let q = first_vec + k;
+                #[unroll]
+                for l in 0..nl {
+                    if (bits >> (k * (nl as u32) + (l as u32))) & 1 == 1 {
+                        let mut rem = q * (nl as u32) + (l as u32);
+                        let mut d = rank;
+                        while d > 0 {
+                            d -= 1;
+                            let size = shape[(1 + d) as usize];
+                            out_index[(sel * rank + d) as usize] = X::cast_from(rem % size);
+                            rem /= size;
+                        }
+                        sel += 1;
+                    }
+                }
+            }
+        }
+        CompactMode::Count => {}
+    }
+}

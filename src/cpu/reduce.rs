@@ -1,0 +1,32 @@
+use super::ScanElement;
+use crate::ScanOp;
+
+/// The fold of `data` (row-major, `shape`) along `axis` (removed), or of everything.
+pub fn reduce<E: ScanElement>(
+    data: &[E],
+    shape: &[usize],
+    axis: Option<usize>,
+    op: ScanOp,
+) -> Vec<E> {
+    let Some(axis) = axis else {
+        let mut a = E::identity(op);
+        for x in data {
+            a = E::combine(op, a, E::to_acc(*x));
+        }
+        return vec![E::from_acc(a)];
+    };
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut a = E::identity(op);
+            for k in 0..n {
+                a = E::combine(op, a, E::to_acc(data[(o * n + k) * inner + i]));
+            }
+            out.push(E::from_acc(a));
+        }
+    }
+    out
+}

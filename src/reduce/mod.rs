@@ -1,0 +1,404 @@
+//! Reductions (sum, prod, max, min) of a whole buffer or along any axis of a strided tensor.
+//! The result stays on the device.
+//!
+//! Each pass reduces tiles of every row ([`cubeprim_kernels::device::reduce::reduce_rows`]:
+//! coalesced loads, one fold per unit, one cube-wide scan) and writes one value per tile; the
+//! passes repeat over the tile values (in the accumulator type: f32 for f16 / bf16) until one
+//! value per row is left, cast back to the input dtype. The order is fixed, so float results are
+//! the same on every run. Max / min propagate NaN.
+
+use crate::count::Len;
+use crate::scan::{resolve_axis, ScanPlan};
+use crate::select::plan::{accumulator_dtype, check_output, with_elem};
+use crate::{DType, DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubeprim_kernels::device::reduce::reduce_rows;
+use cubeprim_kernels::ops::{Add, Max, Min, Mul};
+
+/// The reduce operators (the scan's: sum, prod, max, min).
+pub type ReduceOp = ScanOp;
+
+/// A strided source of one pass.
+struct Src<'a, R: Runtime> {
+    handle: Handle,
+    dtype: DType,
+    shape: &'a [usize],
+    strides: &'a [usize],
+    offset: usize,
+    axis: usize,
+    _r: std::marker::PhantomData<R>,
+}
+
+/// The plans of every pass: the first over the input, then `[rows, tiles]` of accumulators.
+fn plans<R: Runtime>(client: &ComputeClient<R>, src: &Src<'_, R>) -> Result<Vec<ScanPlan>> {
+    let opts = ScanOptions::default();
+    let first = ScanPlan::new(
+        client,
+        src.shape,
+        src.strides,
+        src.offset,
+        src.axis,
+        src.dtype,
+        false,
+        opts,
+    )?;
+    let acc = accumulator_dtype(src.dtype);
+    let rows = first.rows;
+    let mut out = vec![first];
+    while out.last().expect("a plan").tiles_per_row > 1 {
+        let t = out.last().expect("a plan").tiles_per_row as usize;
+        let shape = [rows, t];
+        let strides = crate::tensor::contiguous_strides(&shape);
+        out.push(ScanPlan::new(
+            client, &shape, &strides, 0, 1, acc, false, opts,
+        )?);
+    }
+    Ok(out)
+}
+
+/// Temp bytes of the passes between the first and the last (two ping-pong regions).
+fn temp_layout(plans: &[ScanPlan], acc: DType) -> (usize, usize) {
+    let bytes = |p: &ScanPlan| (p.num_tiles as usize * acc.size()).div_ceil(256) * 256;
+    let a = plans
+        .first()
+        .filter(|_| plans.len() > 1)
+        .map(bytes)
+        .unwrap_or(0);
+    let b = plans
+        .get(1)
+        .filter(|_| plans.len() > 2)
+        .map(bytes)
+        .unwrap_or(0);
+    (a, b)
+}
+
+/// Bytes of [`Workspace`] [`reduce`] needs for this shape (`axis: None`: the whole tensor).
+pub fn reduce_workspace_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    axis: Option<isize>,
+    dtype: DType,
+) -> Result<usize> {
+    let (shape, axis) = match axis {
+        Some(a) => (shape.to_vec(), resolve_axis(a, shape.len())?),
+        None => (vec![shape.iter().product()], 0),
+    };
+    let strides = crate::tensor::contiguous_strides(&shape);
+    let src = Src::<R> {
+        handle: client.empty(4),
+        dtype,
+        shape: &shape,
+        strides: &strides,
+        offset: 0,
+        axis,
+        _r: Default::default(),
+    };
+    let p = plans(client, &src)?;
+    let (a, b) = temp_layout(&p, accumulator_dtype(dtype));
+    Ok(crate::workspace_bytes(0, a + b))
+}
+
+/// Runs every pass of `src` into `out` (one value per row, `out_dtype`).
+fn run<R: Runtime>(
+    client: &ComputeClient<R>,
+    src: Src<'_, R>,
+    op: ScanOp,
+    out: &Handle,
+    out_dtype: DType,
+    len: Option<&DeviceTensor<R>>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    crate::select::plan::check_supported(client, src.dtype)?;
+    let plans = plans(client, &src)?;
+    let acc = accumulator_dtype(src.dtype);
+    let (a, b) = temp_layout(&plans, acc);
+    let (_, temp) = ws.lease_with_temp(client, 0, a + b, 0)?;
+    let dummy = ws.dummy(client);
+    let region = |off: usize, bytes: usize| {
+        let t: Handle = temp.clone().expect("temp region");
+        let size = t.size_in_used() as usize;
+        t.offset_start(off as u64)
+            .offset_end((size - off - bytes) as u64)
+    };
+    let mut input = (src.handle.clone(), src.dtype);
+    for (k, plan) in plans.iter().enumerate() {
+        let last = k + 1 == plans.len();
+        let (target, target_dtype) = if last {
+            (out.clone(), out_dtype)
+        } else if k % 2 == 0 {
+            (region(0, a), acc)
+        } else {
+            (region(a, b), acc)
+        };
+        let layout = client.create_from_slice(bytemuck::cast_slice(&plan.layout));
+        let pass = PassArgs {
+            plan,
+            input: input.0.clone(),
+            output: target.clone(),
+            layout: (layout, plan.layout.len()),
+            len: match (k, len) {
+                (0, Some(c)) => Some(c.handle.clone()),
+                _ => None,
+            },
+            dummy: dummy.clone(),
+        };
+        dispatch(client, input.1, acc, target_dtype, op, &pass);
+        input = (target, acc);
+    }
+    Ok(())
+}
+
+struct PassArgs<'a> {
+    plan: &'a ScanPlan,
+    input: Handle,
+    output: Handle,
+    layout: (Handle, usize),
+    len: Option<Handle>,
+    dummy: Handle,
+}
+
+fn dispatch<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: DType,
+    acc: DType,
+    out: DType,
+    op: ScanOp,
+    p: &PassArgs<'_>,
+) {
+    macro_rules! with_op {
+        (|$O:ident| $body:expr) => {
+            match op {
+                ScanOp::Sum => {
+                    type $O = Add;
+                    $body
+                }
+                ScanOp::Prod => {
+                    type $O = Mul;
+                    $body
+                }
+                ScanOp::Max => {
+                    type $O = Max;
+                    $body
+                }
+                ScanOp::Min => {
+                    type $O = Min;
+                    $body
+                }
+            }
+        };
+    }
+    // Passes read the input dtype (first) or the accumulator, and write the accumulator or
+    // (last) the input dtype.
+    if input == acc && out == acc {
+        with_elem!(acc, |A, _B| with_op!(|O| launch::<R, A, A, A, O>(
+            client, p
+        )))
+    } else if input == acc {
+        with_elem!(out, |T, A| with_op!(|O| launch::<R, A, A, T, O>(client, p)))
+    } else if out == acc {
+        with_elem!(input, |T, A| with_op!(|O| launch::<R, T, A, A, O>(
+            client, p
+        )))
+    } else {
+        with_elem!(input, |T, A| with_op!(|O| launch::<R, T, A, T, O>(
+            client, p
+        )))
+    }
+}
+
+fn launch<R: Runtime, T: Numeric, A: Numeric, U: Numeric, O: cubeprim_kernels::ops::ScanOp>(
+    client: &ComputeClient<R>,
+    p: &PassArgs<'_>,
+) {
+    let plan = p.plan;
+    let x = plan.num_tiles.clamp(1, 65535);
+    let y = plan.num_tiles.div_ceil(x).max(1);
+    let in_len = p.input.size_in_used() as usize / size_of::<T>() / plan.vec;
+    let device_len = p.len.is_some();
+    let len = p.len.clone().unwrap_or_else(|| p.dummy.clone());
+    // No element: nothing is read, but the binding must hold one whole vector.
+    let input = if plan.n_vec == 0 {
+        client.empty(64)
+    } else {
+        p.input.clone()
+    };
+    // SAFETY: the plan keeps reads inside the input (row offsets from its shape and strides,
+    // tiles masked at the row end); one output per tile.
+    unsafe {
+        reduce_rows::launch_unchecked::<T, A, U, O, R>(
+            client,
+            CubeCount::Static(x, y, 1),
+            CubeDim::new_1d(plan.cfg.threads),
+            plan.vec,
+            ArrayArg::from_raw_parts(input, in_len.max(1)),
+            ArrayArg::from_raw_parts(p.output.clone(), plan.num_tiles as usize),
+            ArrayArg::from_raw_parts(p.layout.0.clone(), p.layout.1),
+            ArrayArg::from_raw_parts(len, 1),
+            plan.n_vec,
+            plan.tiles_per_row,
+            plan.num_tiles,
+            plan.in_stride,
+            plan.cfg,
+            device_len,
+        )
+    }
+}
+
+fn check_empty_selection(op: ScanOp, n: usize) -> Result<()> {
+    if n == 0 && matches!(op, ScanOp::Max | ScanOp::Min) {
+        return Err(Error::Unsupported(format!(
+            "{op:?} of no elements has no value"
+        )));
+    }
+    Ok(())
+}
+
+/// Reduces `input` along `axis` (the axis is removed from the shape), or the whole tensor with
+/// `axis: None` (a 0-d result), into `out` (contiguous, the input's dtype).
+pub fn reduce_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: Option<isize>,
+    op: ReduceOp,
+    out: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    crate::select::plan::check_supported(client, input.dtype)?;
+    match axis {
+        Some(a) => {
+            let ax = resolve_axis(a, input.rank())?;
+            check_empty_selection(op, input.shape[ax])?;
+            let mut shape = input.shape.clone();
+            shape.remove(ax);
+            if out.shape != shape {
+                return Err(Error::ShapeMismatch {
+                    expected: shape,
+                    got: out.shape.clone(),
+                });
+            }
+            check_output(out, shape.iter().product(), input.dtype)?;
+            if input.num_elements() == 0 && shape.iter().product::<usize>() == 0 {
+                return Ok(());
+            }
+            let src = Src {
+                handle: input.handle.clone(),
+                dtype: input.dtype,
+                shape: &input.shape,
+                strides: &input.strides,
+                offset: input.offset,
+                axis: ax,
+                _r: Default::default(),
+            };
+            run(client, src, op, &out.handle, input.dtype, None, workspace)
+        }
+        None => {
+            let n = input.num_elements();
+            check_empty_selection(op, n)?;
+            check_output(out, 1, input.dtype)?;
+            if input.is_contiguous() || input.rank() <= 1 {
+                let shape = [n];
+                let strides = [if input.rank() == 1 {
+                    input.strides[0]
+                } else {
+                    1
+                }];
+                let src = Src {
+                    handle: input.handle.clone(),
+                    dtype: input.dtype,
+                    shape: &shape,
+                    strides: &strides,
+                    offset: input.offset,
+                    axis: 0,
+                    _r: Default::default(),
+                };
+                return run(client, src, op, &out.handle, input.dtype, None, workspace);
+            }
+            // Strided N-d: the last axis first (into the accumulator), then the rest.
+            let acc = accumulator_dtype(input.dtype);
+            let mut shape = input.shape.clone();
+            shape.pop();
+            let partial = DeviceTensor::<R>::empty(client, &shape, acc);
+            let src = Src {
+                handle: input.handle.clone(),
+                dtype: input.dtype,
+                shape: &input.shape,
+                strides: &input.strides,
+                offset: input.offset,
+                axis: input.rank() - 1,
+                _r: Default::default(),
+            };
+            run(client, src, op, &partial.handle, acc, None, workspace)?;
+            let flat = [partial.num_elements()];
+            let src = Src {
+                handle: partial.handle.clone(),
+                dtype: acc,
+                shape: &flat,
+                strides: &[1],
+                offset: 0,
+                axis: 0,
+                _r: Default::default(),
+            };
+            run(client, src, op, &out.handle, input.dtype, None, workspace)
+        }
+    }
+}
+
+/// [`reduce_into`] with a fresh output.
+pub fn reduce<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: Option<isize>,
+    op: ReduceOp,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    let shape = match axis {
+        Some(a) => {
+            let ax = resolve_axis(a, input.rank())?;
+            let mut s = input.shape.clone();
+            s.remove(ax);
+            s
+        }
+        None => vec![],
+    };
+    let out = DeviceTensor::empty(client, &shape, input.dtype);
+    reduce_into(client, input, axis, op, &out, workspace)?;
+    Ok(out)
+}
+
+/// Reduces the first `len` elements of a contiguous tensor (flattened) into `out` (one element
+/// of the input's dtype). With a device count (`Len::Device`), tiles past the count read
+/// nothing and no host read happens. An empty sum is 0, an empty product 1, and an empty max /
+/// min the lowest / highest value (-inf / +inf for floats).
+pub fn reduce_len_into<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    op: ReduceOp,
+    out: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    let len = len.into();
+    len.validate(input.num_elements())?;
+    crate::select::plan::check_input(client, input, len.capacity())?;
+    check_output(out, 1, input.dtype)?;
+    let shape = [len.capacity()];
+    let src = Src {
+        handle: input.handle.clone(),
+        dtype: input.dtype,
+        shape: &shape,
+        strides: &[1],
+        offset: 0,
+        axis: 0,
+        _r: Default::default(),
+    };
+    run(
+        client,
+        src,
+        op,
+        &out.handle,
+        input.dtype,
+        len.device_count(),
+        workspace,
+    )
+}

@@ -1,0 +1,324 @@
+//! Run-length primitives: reduce_by_key and unique_consecutive (with counts and inverse
+//! indices), in one single-pass kernel ([`cubeprim_kernels::device::run_length`]).
+//!
+//! A run is a maximal stretch of equal consecutive keys; NaN keys are each their own run (NaN !=
+//! NaN, as PyTorch), and `-0.0 == 0.0`. Outputs are sized for the capacity of the length; the
+//! number of runs is written to a `u32[1]` device count (no host sync). The `*_sized` variants
+//! read that count once to return tensors of the right length.
+//!
+//! `unique` (sorted unique values) is `sort` followed by [`unique_consecutive`]; it lands with
+//! the sort.
+
+use crate::count::Len;
+use crate::select::plan::{
+    check_count, check_input, check_output, len_parts, with_elem, Pass, THREADS,
+};
+use crate::select::{new_count, read_count};
+use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
+use cubecl::prelude::*;
+use cubeprim_kernels::device::run_length::{run_length, RunConfig};
+use cubeprim_kernels::ops::{Add, Max, Min, Mul};
+
+/// Bytes of [`Workspace`] a run-length pass over up to `capacity` keys needs (`values`: the
+/// value dtype of reduce_by_key; `None` for unique_consecutive).
+pub fn runs_workspace_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    capacity: usize,
+    keys: DType,
+    values: Option<DType>,
+) -> Result<usize> {
+    let acc = values.map(|v| v.accumulator_size()).unwrap_or(4);
+    let sizes = [keys.size(), values.map(|v| v.size()).unwrap_or(1)];
+    let pass = Pass::new(client, capacity, &sizes, false, acc, true)?;
+    Ok(crate::workspace_bytes(pass.state_bytes, 0))
+}
+
+struct Job<'a, R: Runtime> {
+    keys: &'a DeviceTensor<R>,
+    values: Option<&'a DeviceTensor<R>>,
+    op: ScanOp,
+    out_keys: &'a DeviceTensor<R>,
+    out_values: Option<&'a DeviceTensor<R>>,
+    inverse: Option<&'a DeviceTensor<R>>,
+    count: &'a DeviceTensor<R>,
+    len: Len<'a, R>,
+}
+
+fn run<R: Runtime>(
+    client: &ComputeClient<R>,
+    job: Job<'_, R>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    let available = [Some(job.keys), job.values]
+        .into_iter()
+        .flatten()
+        .map(|t| t.num_elements())
+        .min()
+        .unwrap_or(0);
+    if let Some(v) = job.values {
+        if v.num_elements() != job.keys.num_elements() {
+            return Err(Error::LengthMismatch {
+                expected: job.keys.num_elements(),
+                got: v.num_elements(),
+            });
+        }
+    }
+    job.len.validate(available)?;
+    let cap = job.len.capacity();
+    check_input(client, job.keys, cap)?;
+    if let Some(v) = job.values {
+        check_input(client, v, cap)?;
+    }
+    check_output(job.out_keys, cap, job.keys.dtype)?;
+    let idx = crate::scan::index_dtype(client);
+    match (job.values, job.out_values) {
+        (Some(v), Some(o)) => check_output(o, cap, v.dtype)?,
+        (None, Some(o)) => check_output(o, cap, idx)?,
+        _ => {}
+    }
+    if let Some(i) = job.inverse {
+        check_output(i, cap, idx)?;
+    }
+    check_count(job.count)?;
+    if cap == 0 {
+        crate::select::plan::zero_count(client, job.count);
+        return Ok(());
+    }
+    let ones = job.values.is_none();
+    let acc_dtype = job
+        .values
+        .map(|v| crate::select::plan::accumulator_dtype(v.dtype))
+        .unwrap_or(DType::U32);
+    let sizes = [
+        job.keys.dtype.size(),
+        job.values.map(|v| v.dtype.size()).unwrap_or(1),
+    ];
+    let device_len = job.len.device_count().is_some();
+    let pass = Pass::new(client, cap, &sizes, device_len, acc_dtype.size(), true)?;
+    let (cubes, ncubes) = pass.cube_count();
+    let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
+    let dummy = ws.dummy(client);
+    let (len_h, n_host) = len_parts(job.len, &dummy);
+    let vecs = cap.max(pass.vec) / pass.vec;
+    let h = |t: Option<&DeviceTensor<R>>, n: usize| {
+        t.map(|t| (t.handle.clone(), n))
+            .unwrap_or((dummy.clone(), 1))
+    };
+    let bufs = [
+        h(Some(job.keys), vecs),
+        h(job.values, vecs),
+        h(Some(job.out_keys), cap.max(1)),
+        h(job.out_values, cap.max(1)),
+        h(job.inverse, cap.max(1)),
+        (job.count.handle.clone(), 1),
+        (len_h, 1),
+        (lease.handle.clone(), lease.words),
+        (lease.handle.clone(), lease.words),
+    ];
+    let run = RunConfig {
+        ones,
+        inverse: job.inverse.is_some(),
+        write_values: job.out_values.is_some(),
+    };
+    let l = Launch {
+        pass: &pass,
+        bufs: &bufs,
+        cubes,
+        n_host,
+        epoch: lease.epoch,
+        base: lease.counter_base,
+        run,
+    };
+    let x64 = idx == DType::I64;
+    match job.values {
+        None => with_elem!(job.keys.dtype, |K, _A| if x64 {
+            l.go::<R, K, u32, u32, i64, i64, Add>(client)
+        } else {
+            l.go::<R, K, u32, u32, i32, i32, Add>(client)
+        }),
+        Some(v) => with_elem!(job.keys.dtype, |K, _KA| with_elem!(v.dtype, |V, A| {
+            match job.op {
+                ScanOp::Sum => l.go::<R, K, V, A, V, i32, Add>(client),
+                ScanOp::Prod => l.go::<R, K, V, A, V, i32, Mul>(client),
+                ScanOp::Max => l.go::<R, K, V, A, V, i32, Max>(client),
+                ScanOp::Min => l.go::<R, K, V, A, V, i32, Min>(client),
+            }
+        })),
+    }
+    Ok(())
+}
+
+struct Launch<'a> {
+    pass: &'a Pass,
+    bufs: &'a [(cubecl::server::Handle, usize); 9],
+    cubes: CubeCount,
+    n_host: u32,
+    epoch: u32,
+    base: u32,
+    run: RunConfig,
+}
+
+impl Launch<'_> {
+    fn go<
+        R: Runtime,
+        K: Numeric,
+        V: Numeric,
+        A: Numeric,
+        W: Numeric,
+        X: Int,
+        O: cubeprim_kernels::ops::ScanOp,
+    >(
+        &self,
+        client: &ComputeClient<R>,
+    ) {
+        let a =
+            |i: usize| unsafe { ArrayArg::from_raw_parts(self.bufs[i].0.clone(), self.bufs[i].1) };
+        // SAFETY: every buffer holds the launch's capacity (checked by `run`).
+        unsafe {
+            run_length::launch_unchecked::<K, V, A, W, X, O, R>(
+                client,
+                self.cubes.clone(),
+                CubeDim::new_1d(THREADS),
+                self.pass.vec,
+                a(0),
+                a(1),
+                a(2),
+                a(3),
+                a(4),
+                a(5),
+                a(6),
+                a(7),
+                a(8),
+                self.n_host,
+                self.epoch,
+                self.base,
+                self.pass.cfg,
+                self.run,
+            )
+        }
+    }
+}
+
+/// Runs of equal consecutive keys → `(unique key, fold of the run's values with op)` into the
+/// front of `out_keys` / `out_values` (values in their own dtype; f16 / bf16 accumulate in
+/// f32); `count[0]` = number of runs. Outputs need room for the capacity of `len`.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_by_key_into<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &'a DeviceTensor<R>,
+    values: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    op: ScanOp,
+    out_keys: &DeviceTensor<R>,
+    out_values: &DeviceTensor<R>,
+    count: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    run(
+        client,
+        Job {
+            keys,
+            values: Some(values),
+            op,
+            out_keys,
+            out_values: Some(out_values),
+            inverse: None,
+            count,
+            len: len.into(),
+        },
+        workspace,
+    )
+}
+
+/// [`reduce_by_key_into`] with fresh outputs sized for the capacity: `(keys, values, count)`.
+/// No host sync.
+pub fn reduce_by_key<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &'a DeviceTensor<R>,
+    values: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    op: ScanOp,
+    workspace: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>, DeviceTensor<R>)> {
+    let len = len.into();
+    let ok = DeviceTensor::empty(client, &[len.capacity()], keys.dtype);
+    let ov = DeviceTensor::empty(client, &[len.capacity()], values.dtype);
+    let count = new_count(client);
+    reduce_by_key_into(client, keys, values, len, op, &ok, &ov, &count, workspace)?;
+    Ok((ok, ov, count))
+}
+
+/// The outputs of [`unique_consecutive`].
+pub struct UniqueConsecutive<R: Runtime> {
+    /// The first key of each run (front `count` elements).
+    pub values: DeviceTensor<R>,
+    /// Run lengths (index dtype: i64 where the runtime has it, else i32).
+    pub counts: Option<DeviceTensor<R>>,
+    /// For every input element, the index of its run (index dtype).
+    pub inverse: Option<DeviceTensor<R>>,
+    /// `u32[1]`: the number of runs.
+    pub count: DeviceTensor<R>,
+}
+
+/// `torch.unique_consecutive` on the device: outputs sized for the capacity of `len`, the run
+/// count left on the device (no host sync).
+pub fn unique_consecutive<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    return_inverse: bool,
+    return_counts: bool,
+    workspace: &mut Workspace<R>,
+) -> Result<UniqueConsecutive<R>> {
+    let len = len.into();
+    let cap = len.capacity();
+    let idx = crate::scan::index_dtype(client);
+    let values = DeviceTensor::empty(client, &[cap], keys.dtype);
+    let counts = return_counts.then(|| DeviceTensor::empty(client, &[cap], idx));
+    let inverse = return_inverse.then(|| DeviceTensor::empty(client, &[cap], idx));
+    let count = new_count(client);
+    run(
+        client,
+        Job {
+            keys,
+            values: None,
+            op: ScanOp::Sum,
+            out_keys: &values,
+            out_values: counts.as_ref(),
+            inverse: inverse.as_ref(),
+            count: &count,
+            len,
+        },
+        workspace,
+    )?;
+    Ok(UniqueConsecutive {
+        values,
+        counts,
+        inverse,
+        count,
+    })
+}
+
+/// [`unique_consecutive`] of a whole tensor (flattened), with `values` and `counts` cut to the
+/// number of runs: reads the count back once (the one sync it does). `inverse` keeps the
+/// input's shape.
+pub fn unique_consecutive_sized<R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &DeviceTensor<R>,
+    return_inverse: bool,
+    return_counts: bool,
+    workspace: &mut Workspace<R>,
+) -> Result<UniqueConsecutive<R>> {
+    let n = keys.num_elements();
+    let mut u = unique_consecutive(client, keys, n, return_inverse, return_counts, workspace)?;
+    let k = read_count(client, &u.count);
+    u.values = u.values.narrow(0, 0, k);
+    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
+    u.inverse = u.inverse.map(|i| {
+        let mut i = i;
+        i.shape = keys.shape.clone();
+        i.strides = crate::tensor::contiguous_strides(&keys.shape);
+        i
+    });
+    Ok(u)
+}

@@ -1,0 +1,472 @@
+//! Stream compaction: select (with or without a value buffer), partition, masked_select,
+//! nonzero / argwhere and the count of set flags.
+//!
+//! One single-pass kernel ([`cubeprim_kernels::device::select::compact`]): each tile counts its
+//! set flags, learns the count before it by decoupled look-back (with the fallback rule: a cube
+//! that waits too long counts the silent tile itself, so no forward-progress guarantee is
+//! needed) and scatters its selected elements in the same launch. A flag is set when it is
+//! non-zero (any dtype; NaN counts as set, `-0.0` does not).
+//!
+//! Lengths are [`Len`]: a host value, or a `u32` count on the device (the count of an earlier
+//! select, say) with a host capacity that sizes the launch. Counts are written to a `u32[1]`
+//! device tensor; read one with [`read_count`] only when the host needs it.
+//! [`masked_select`] and [`nonzero`] return outputs sized by the count: they do that one read.
+
+pub(crate) mod plan;
+
+use crate::count::Len;
+use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubeprim_kernels::device::select::{compact, CompactMode};
+use plan::{
+    check_count, check_input, check_output, len_parts, with_bits, with_elem, Pass, THREADS,
+};
+
+/// Reads a device count (`u32[1]`) back to the host: one sync.
+pub fn read_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) -> usize {
+    count.to_vec::<u32>(client)[0] as usize
+}
+
+/// A fresh `u32[1]` device count.
+pub fn new_count<R: Runtime>(client: &ComputeClient<R>) -> DeviceTensor<R> {
+    DeviceTensor::empty(client, &[1], DType::U32)
+}
+
+/// Bytes of [`Workspace`] a compaction of up to `capacity` elements needs (select, partition,
+/// nonzero and count alike; `data` is the widest moved dtype).
+pub fn select_workspace_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    capacity: usize,
+    flags: DType,
+    data: DType,
+) -> Result<usize> {
+    let pass = Pass::new(
+        client,
+        capacity,
+        &[flags.size(), data.size()],
+        false,
+        4,
+        false,
+    )?;
+    Ok(crate::workspace_bytes(pass.state_bytes, 0))
+}
+
+/// One compaction launch.
+struct Job<'a, R: Runtime> {
+    mode: CompactMode,
+    flags: &'a DeviceTensor<R>,
+    data: Option<&'a DeviceTensor<R>>,
+    values: Option<&'a DeviceTensor<R>>,
+    out: Option<&'a DeviceTensor<R>>,
+    out_values: Option<&'a DeviceTensor<R>>,
+    out_index: Option<&'a DeviceTensor<R>>,
+    count: &'a DeviceTensor<R>,
+    total: Option<&'a DeviceTensor<R>>,
+    shape: Vec<u32>,
+    len: Len<'a, R>,
+}
+
+/// Handles and lengths of one launch.
+struct Bufs {
+    h: [(Handle, usize); 12],
+}
+
+fn run<R: Runtime>(
+    client: &ComputeClient<R>,
+    job: Job<'_, R>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    let available = [Some(job.flags), job.data, job.values]
+        .into_iter()
+        .flatten()
+        .map(|t| t.num_elements())
+        .min()
+        .unwrap_or(0);
+    job.len.validate(available)?;
+    let capacity = job.len.capacity();
+    for t in [Some(job.flags), job.data, job.values]
+        .into_iter()
+        .flatten()
+    {
+        check_input(client, t, capacity)?;
+    }
+    check_count(job.count)?;
+    if let Some(t) = job.total {
+        check_count(t)?;
+    }
+    let sizes: Vec<usize> = [Some(job.flags), job.data, job.values]
+        .into_iter()
+        .flatten()
+        .map(|t| t.dtype.size())
+        .collect();
+    if capacity == 0 {
+        if !matches!(job.mode, CompactMode::Partition { .. }) {
+            plan::zero_count(client, job.count);
+        }
+        return Ok(());
+    }
+    let device_len = job.len.device_count().is_some();
+    let pass = Pass::new(client, capacity, &sizes, device_len, 4, false)?;
+    let (cubes, ncubes) = pass.cube_count();
+    let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
+    let dummy = ws.dummy(client);
+    let d = || (dummy.clone(), 1usize);
+    let vecs = |t: Option<&DeviceTensor<R>>| {
+        t.map(|t| (t.handle.clone(), capacity.max(pass.vec) / pass.vec))
+            .unwrap_or_else(d)
+    };
+    let elems = |t: Option<&DeviceTensor<R>>| {
+        t.map(|t| (t.handle.clone(), t.num_elements().max(1)))
+            .unwrap_or_else(d)
+    };
+    let shape_handle = if job.shape.is_empty() {
+        d()
+    } else {
+        (
+            client.create_from_slice(bytemuck::cast_slice(&job.shape)),
+            job.shape.len(),
+        )
+    };
+    let (len_h, n_host) = len_parts(job.len, &dummy);
+    let bufs = Bufs {
+        h: [
+            vecs(Some(job.flags)),
+            vecs(job.data),
+            vecs(job.values),
+            elems(job.out),
+            elems(job.out_values),
+            elems(job.out_index),
+            (job.count.handle.clone(), 1),
+            (len_h, 1),
+            job.total.map(|t| (t.handle.clone(), 1)).unwrap_or_else(d),
+            shape_handle,
+            (lease.handle.clone(), lease.words),
+            (lease.handle.clone(), lease.words),
+        ],
+    };
+    let args = (cubes, n_host, lease.epoch, lease.counter_base);
+    let x64 = job
+        .out_index
+        .map(|t| t.dtype == DType::I64)
+        .unwrap_or(false);
+    match job.mode {
+        CompactMode::Select { .. } | CompactMode::Partition { .. } => {
+            let data = job.data.expect("data").dtype;
+            let values = job.values.map(|v| v.dtype).unwrap_or(data);
+            with_elem!(job.flags.dtype, |F, _A| with_bits!(data, |T| with_bits!(
+                values,
+                |V| launch::<R, F, T, V, i32>(client, &pass, &bufs, args, job.mode)
+            )))
+        }
+        CompactMode::NonZero | CompactMode::Count => {
+            with_elem!(job.flags.dtype, |F, _A| if x64 {
+                launch::<R, F, u32, u32, i64>(client, &pass, &bufs, args, job.mode)
+            } else {
+                launch::<R, F, u32, u32, i32>(client, &pass, &bufs, args, job.mode)
+            })
+        }
+    }
+    Ok(())
+}
+
+fn launch<R: Runtime, F: Numeric, T: Numeric, V: Numeric, X: Int>(
+    client: &ComputeClient<R>,
+    pass: &Pass,
+    b: &Bufs,
+    (cubes, n_host, epoch, base): (CubeCount, u32, u32, u32),
+    mode: CompactMode,
+) {
+    let a = |i: usize| unsafe { ArrayArg::from_raw_parts(b.h[i].0.clone(), b.h[i].1) };
+    // SAFETY: every buffer holds the capacity the launch is sized for (checked by `run`);
+    // tiles past the length read and write nothing.
+    unsafe {
+        compact::launch_unchecked::<F, T, V, X, R>(
+            client,
+            cubes,
+            CubeDim::new_1d(THREADS),
+            pass.vec,
+            a(0),
+            a(1),
+            a(2),
+            a(3),
+            a(4),
+            a(5),
+            a(6),
+            a(7),
+            a(8),
+            a(9),
+            a(10),
+            a(11),
+            n_host,
+            epoch,
+            base,
+            pass.cfg,
+            mode,
+        )
+    }
+}
+
+fn check_data_output<R: Runtime>(
+    out: &DeviceTensor<R>,
+    data: &DeviceTensor<R>,
+    needed: usize,
+) -> Result<()> {
+    check_output(out, needed, data.dtype)
+}
+
+/// Writes `data[i]` for every set `flags[i]` (`i < len`), in order, to the front of `out`;
+/// `count[0]` receives how many. `out` needs room for the capacity of `len`.
+#[allow(clippy::too_many_arguments)]
+pub fn select_into<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    data: &'a DeviceTensor<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    out: &DeviceTensor<R>,
+    count: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    let len = len.into();
+    check_data_output(out, data, len.capacity())?;
+    run(
+        client,
+        Job {
+            mode: CompactMode::Select { values: false },
+            flags,
+            data: Some(data),
+            values: None,
+            out: Some(out),
+            out_values: None,
+            out_index: None,
+            count,
+            total: None,
+            shape: vec![],
+            len,
+        },
+        workspace,
+    )
+}
+
+/// [`select_into`] of a key-value pair: both buffers selected by the same flags.
+#[allow(clippy::too_many_arguments)]
+pub fn select_pairs_into<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &'a DeviceTensor<R>,
+    values: &'a DeviceTensor<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    out_keys: &DeviceTensor<R>,
+    out_values: &DeviceTensor<R>,
+    count: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    let len = len.into();
+    check_data_output(out_keys, keys, len.capacity())?;
+    check_data_output(out_values, values, len.capacity())?;
+    run(
+        client,
+        Job {
+            mode: CompactMode::Select { values: true },
+            flags,
+            data: Some(keys),
+            values: Some(values),
+            out: Some(out_keys),
+            out_values: Some(out_values),
+            out_index: None,
+            count,
+            total: None,
+            shape: vec![],
+            len,
+        },
+        workspace,
+    )
+}
+
+/// [`select_into`] with fresh outputs: `(out, count)`, `out` sized for the capacity (its first
+/// `count[0]` elements are the selection). No host sync.
+pub fn select<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    data: &'a DeviceTensor<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    workspace: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    let len = len.into();
+    let out = DeviceTensor::empty(client, &[len.capacity()], data.dtype);
+    let count = new_count(client);
+    select_into(client, data, flags, len, &out, &count, workspace)?;
+    Ok((out, count))
+}
+
+/// [`select_pairs_into`] with fresh outputs: `(keys, values, count)`.
+pub fn select_pairs<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &'a DeviceTensor<R>,
+    values: &'a DeviceTensor<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    workspace: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>, DeviceTensor<R>)> {
+    let len = len.into();
+    let ok = DeviceTensor::empty(client, &[len.capacity()], keys.dtype);
+    let ov = DeviceTensor::empty(client, &[len.capacity()], values.dtype);
+    let count = new_count(client);
+    select_pairs_into(
+        client, keys, values, flags, len, &ok, &ov, &count, workspace,
+    )?;
+    Ok((ok, ov, count))
+}
+
+/// Writes into `count[0]` how many of the first `len` flags are set (non-zero).
+pub fn count_nonzero_into<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    count: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    run(
+        client,
+        Job {
+            mode: CompactMode::Count,
+            flags,
+            data: None,
+            values: None,
+            out: None,
+            out_values: None,
+            out_index: None,
+            count,
+            total: None,
+            shape: vec![],
+            len: len.into(),
+        },
+        workspace,
+    )
+}
+
+/// Stable partition: the selected elements first (in order), then the others (in order);
+/// `count[0]` = number selected. Two launches: the count, then the single-pass scatter.
+#[allow(clippy::too_many_arguments)]
+pub fn partition_into<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    data: &'a DeviceTensor<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    out: &DeviceTensor<R>,
+    count: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    let len = len.into();
+    check_data_output(out, data, len.capacity())?;
+    check_input(client, data, len.capacity())?;
+    count_nonzero_into(client, flags, len, count, workspace)?;
+    run(
+        client,
+        Job {
+            mode: CompactMode::Partition { values: false },
+            flags,
+            data: Some(data),
+            values: None,
+            out: Some(out),
+            out_values: None,
+            out_index: None,
+            count,
+            total: Some(count),
+            shape: vec![],
+            len,
+        },
+        workspace,
+    )
+}
+
+/// [`partition_into`] with fresh outputs: `(out, count)`.
+pub fn partition<'a, R: Runtime>(
+    client: &ComputeClient<R>,
+    data: &'a DeviceTensor<R>,
+    flags: &'a DeviceTensor<R>,
+    len: impl Into<Len<'a, R>>,
+    workspace: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    let len = len.into();
+    let out = DeviceTensor::empty(client, &[len.capacity()], data.dtype);
+    let count = new_count(client);
+    partition_into(client, data, flags, len, &out, &count, workspace)?;
+    Ok((out, count))
+}
+
+/// The dtype of [`nonzero`] indices: i64 where the runtime has it (as PyTorch), else i32.
+pub fn nonzero_index_dtype<R: Runtime>(client: &ComputeClient<R>) -> DType {
+    crate::scan::index_dtype(client)
+}
+
+/// The N-d indices (row-major order) of the non-zero elements of `x`, written as rows of
+/// `rank` to `out` (`[x.num_elements(), rank]` or more, [`nonzero_index_dtype`]); `count[0]` =
+/// how many rows. No host sync.
+pub fn nonzero_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    out: &DeviceTensor<R>,
+    count: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    let n = x.num_elements();
+    check_output(out, n * x.rank(), nonzero_index_dtype(client))?;
+    let mut shape = vec![x.rank() as u32];
+    for &s in &x.shape {
+        shape.push(u32::try_from(s).map_err(|_| Error::Unsupported(format!("dimension {s}")))?);
+    }
+    run(
+        client,
+        Job {
+            mode: CompactMode::NonZero,
+            flags: x,
+            data: None,
+            values: None,
+            out: None,
+            out_values: None,
+            out_index: Some(out),
+            count,
+            total: None,
+            shape,
+            len: Len::Host(n),
+        },
+        workspace,
+    )
+}
+
+/// `torch.nonzero` / `argwhere`: a `[count, rank]` tensor of the indices of the non-zero
+/// elements (row-major order). Reads the count back once (the one sync it does) to size the
+/// result, which is a view of a buffer sized for every element.
+pub fn nonzero<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    let n = x.num_elements();
+    let rank = x.rank();
+    let out = DeviceTensor::empty(client, &[n, rank], nonzero_index_dtype(client));
+    let count = new_count(client);
+    nonzero_into(client, x, &out, &count, workspace)?;
+    let k = read_count(client, &count);
+    Ok(out.narrow(0, 0, k))
+}
+
+/// `torch.masked_select`: the elements of `data` where `mask` is non-zero (same shape), as a
+/// 1-D tensor of the count's length. Reads the count back once (the one sync it does).
+pub fn masked_select<R: Runtime>(
+    client: &ComputeClient<R>,
+    data: &DeviceTensor<R>,
+    mask: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    if data.shape != mask.shape {
+        return Err(Error::ShapeMismatch {
+            expected: data.shape.clone(),
+            got: mask.shape.clone(),
+        });
+    }
+    let (out, count) = select(client, data, mask, data.num_elements(), workspace)?;
+    let k = read_count(client, &count);
+    Ok(out.narrow(0, 0, k))
+}

@@ -1,0 +1,239 @@
+//! Plain data for the single-pass look-back kernels over flat data (select, run-length): tile
+//! shape, vector width, look-back constants and the state they need.
+
+use crate::count::Len;
+use crate::scan::{SPINS, WINDOWS};
+use crate::{DType, DeviceTensor, Error, Result};
+use cubecl::ir::features::Plane;
+use cubecl::prelude::*;
+use cubeprim_kernels::device::select::PassConfig;
+use cubeprim_kernels::device::tile_state::words_per_tile;
+
+/// Units per cube of the single-pass kernels.
+pub const THREADS: u32 = 256;
+/// Predecessors read per look-back round (shared-memory variant).
+const WINDOW: u32 = 32;
+
+/// A planned single-pass launch.
+#[derive(Debug, Clone)]
+pub(crate) struct Pass {
+    /// Elements per vector.
+    pub vec: usize,
+    pub cfg: PassConfig,
+    /// Tiles covering the capacity.
+    pub tiles: u32,
+    /// Look-back state bytes.
+    pub state_bytes: usize,
+}
+
+impl Pass {
+    /// `capacity` elements of buffers whose element sizes are `sizes`; the look-back carries
+    /// `acc_bytes` (and an index when `indexed`).
+    pub fn new<R: Runtime>(
+        client: &ComputeClient<R>,
+        capacity: usize,
+        sizes: &[usize],
+        device_len: bool,
+        acc_bytes: usize,
+        indexed: bool,
+    ) -> Result<Self> {
+        let widest = sizes.iter().copied().max().unwrap_or(4);
+        let vec = [4usize, 2, 1]
+            .into_iter()
+            .find(|&w| w * widest <= 16 && capacity.is_multiple_of(w))
+            .unwrap_or(1);
+        let vpt = (32 / vec as u32).min(16);
+        let plane_ops = client.features().plane.contains(Plane::Ops);
+        let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
+        let cfg = PassConfig {
+            threads: THREADS,
+            vectors_per_thread: vpt,
+            plane_ops,
+            window: WINDOW,
+            windows: WINDOWS,
+            spins: SPINS,
+            plain_reads: R::name(client) == "cuda",
+            plane_max,
+            device_len,
+        };
+        let tile = (THREADS * vpt) as usize * vec;
+        let tiles = u32::try_from(capacity.div_ceil(tile).max(1))
+            .map_err(|_| Error::Unsupported(format!("{capacity} elements are too many")))?;
+        if capacity >= u32::MAX as usize - tile {
+            return Err(Error::Unsupported(format!(
+                "{capacity} elements do not fit 32-bit indexing"
+            )));
+        }
+        let state_bytes = 4 * (1 + tiles as usize * words_per_tile(acc_bytes, indexed));
+        Ok(Self {
+            vec,
+            cfg,
+            tiles,
+            state_bytes,
+        })
+    }
+
+    /// The cube count (2-D past 65535 cubes) and the number of cubes it launches.
+    pub fn cube_count(&self) -> (CubeCount, u32) {
+        let x = self.tiles.clamp(1, 65535);
+        let y = self.tiles.div_ceil(x).max(1);
+        (CubeCount::Static(x, y, 1), x * y)
+    }
+}
+
+/// The device length buffer of `len` (the dummy for a host length) and the host bound.
+pub(crate) fn len_parts<R: Runtime>(
+    len: Len<'_, R>,
+    dummy: &cubecl::server::Handle,
+) -> (cubecl::server::Handle, u32) {
+    match len {
+        Len::Host(n) => (dummy.clone(), n as u32),
+        Len::Device { count, capacity } => (count.handle.clone(), capacity as u32),
+    }
+}
+
+/// [`crate::supports_dtype`] as a typed error.
+pub(crate) fn check_supported<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Result<()> {
+    crate::scan::supports_dtype(client, dtype)
+        .then_some(())
+        .ok_or_else(|| Error::UnsupportedDType {
+            dtype,
+            reason: format!("the {} runtime does not support it", R::name(client)),
+        })
+}
+
+/// Checks an input of a flat op: supported dtype, contiguous, at least `n` elements.
+pub(crate) fn check_input<R: Runtime>(
+    client: &ComputeClient<R>,
+    t: &DeviceTensor<R>,
+    n: usize,
+) -> Result<()> {
+    check_supported(client, t.dtype)?;
+    if !t.is_contiguous() {
+        return Err(Error::Unsupported(
+            "this op reads contiguous tensors (offset 0, row-major)".into(),
+        ));
+    }
+    if t.num_elements() < n {
+        return Err(Error::LengthMismatch {
+            expected: n,
+            got: t.num_elements(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks an output buffer: `dtype`, contiguous, room for `n` elements.
+pub(crate) fn check_output<R: Runtime>(t: &DeviceTensor<R>, n: usize, dtype: DType) -> Result<()> {
+    if t.dtype != dtype {
+        return Err(Error::UnsupportedDType {
+            dtype: t.dtype,
+            reason: format!("this output must be {dtype}"),
+        });
+    }
+    if !t.is_contiguous() {
+        return Err(Error::Unsupported("outputs must be contiguous".into()));
+    }
+    if t.num_elements() < n {
+        return Err(Error::OutputTooSmall {
+            needed: n,
+            got: t.num_elements(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a `u32[1]` count buffer.
+pub(crate) fn check_count<R: Runtime>(t: &DeviceTensor<R>) -> Result<()> {
+    check_output(t, 1, DType::U32)
+}
+
+/// Runs `$body` with `$T` bound to the dtype's kernel type and `$A` to its accumulator.
+macro_rules! with_elem {
+    ($dtype:expr, |$T:ident, $A:ident| $body:expr) => {{
+        use half::{bf16, f16};
+        match $dtype {
+            DType::F32 => {
+                type $T = f32;
+                type $A = f32;
+                $body
+            }
+            DType::F16 => {
+                type $T = f16;
+                type $A = f32;
+                $body
+            }
+            DType::BF16 => {
+                type $T = bf16;
+                type $A = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                type $A = f64;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                type $A = i32;
+                $body
+            }
+            DType::U32 => {
+                type $T = u32;
+                type $A = u32;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                type $A = i64;
+                $body
+            }
+            DType::U64 => {
+                type $T = u64;
+                type $A = u64;
+                $body
+            }
+        }
+    }};
+}
+
+/// Runs `$body` with `$T` bound to a kernel type of the dtype's size (data that is only moved).
+macro_rules! with_bits {
+    ($dtype:expr, |$T:ident| $body:expr) => {{
+        match $dtype.size() {
+            2 => {
+                type $T = half::f16;
+                $body
+            }
+            4 => {
+                type $T = u32;
+                $body
+            }
+            _ => {
+                type $T = u64;
+                $body
+            }
+        }
+    }};
+}
+
+pub(crate) use {with_bits, with_elem};
+
+/// The dtype a dtype's folds accumulate in (f32 for f16 / bf16).
+pub(crate) fn accumulator_dtype(d: DType) -> DType {
+    match d {
+        DType::F16 | DType::BF16 => DType::F32,
+        d => d,
+    }
+}
+
+/// Writes 0 to a `u32[1]` count (the result of an op over no elements).
+pub(crate) fn zero_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) {
+    cubeprim_kernels::device::fill::fill_u32::launch::<R>(
+        client,
+        CubeCount::Static(1, 1, 1),
+        CubeDim::new_1d(32),
+        unsafe { ArrayArg::from_raw_parts(count.handle.clone(), 1) },
+        0u32,
+    );
+}

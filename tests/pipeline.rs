@@ -1,0 +1,70 @@
+//! A chained pipeline with zero host reads between the steps: select → reduce_by_key (→ reduce),
+//! each step taking the previous step's device count as its length (`Len::Device`). The only
+//! reads are at the end, to compare with the CPU. (The scan step goes between select and
+//! reduce_by_key once the scan takes a `Len`: one more call on `selected` with `len`.)
+
+mod common;
+
+use common::*;
+use cubeprim::{DType, DeviceTensor, Len, ScanOp, Workspace};
+use rand::Rng;
+
+#[test]
+fn select_then_reduce_by_key_then_reduce_without_host_sync() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(31);
+    let mut ws = Workspace::new();
+    let n = 300_000;
+    let keys: Vec<u32> = {
+        let mut k = 0u32;
+        (0..n)
+            .map(|_| {
+                if rng.random_bool(0.01) {
+                    k += 1
+                }
+                k
+            })
+            .collect()
+    };
+    let values: Vec<u32> = (0..n).map(|_| rng.random_range(0..100)).collect();
+    let flags: Vec<u32> = (0..n).map(|_| rng.random_range(0..2)).collect();
+    let (k_d, v_d, f_d) = (
+        upload(&c, &keys, &[n]),
+        upload(&c, &values, &[n]),
+        upload(&c, &flags, &[n]),
+    );
+
+    // 1. select the flagged (key, value) pairs; the count stays on the device.
+    let (sk, sv, selected) = cubeprim::select_pairs(&c, &k_d, &v_d, &f_d, n, &mut ws).unwrap();
+    let len = Len::Device {
+        count: &selected,
+        capacity: n,
+    };
+    // 2. runs of equal keys among them → (key, sum of values).
+    let (rk, rv, runs) = cubeprim::reduce_by_key(&c, &sk, &sv, len, ScanOp::Sum, &mut ws).unwrap();
+    // 3. the total of the run sums.
+    let total = DeviceTensor::empty(&c, &[1], DType::U32);
+    cubeprim::reduce_len_into(
+        &c,
+        &rv,
+        Len::Device {
+            count: &runs,
+            capacity: n,
+        },
+        ScanOp::Sum,
+        &total,
+        &mut ws,
+    )
+    .unwrap();
+
+    // Only now read back.
+    let wk = cubeprim::cpu::select(&keys, &flags);
+    let wv = cubeprim::cpu::select(&values, &flags);
+    let (wrk, wrv) = cubeprim::cpu::reduce_by_key(&wk, &wv, ScanOp::Sum);
+    let r = cubeprim::read_count(&c, &runs);
+    assert_eq!(cubeprim::read_count(&c, &selected), wk.len());
+    assert_eq!(r, wrk.len());
+    assert_eq!(&rk.to_vec::<u32>(&c)[..r], &wrk[..]);
+    assert_eq!(&rv.to_vec::<u32>(&c)[..r], &wrv[..]);
+    assert_eq!(total.to_vec::<u32>(&c)[0], wv.iter().sum::<u32>());
+}

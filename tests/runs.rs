@@ -1,0 +1,221 @@
+//! Run-length ops on the device (wgpu; lavapipe in CI) against `cubeprim::cpu`:
+//! unique_consecutive (values, counts, inverse) and reduce_by_key (sum, max, min, prod) over
+//! keys with one run, all distinct, long and short runs, NaN keys (each NaN its own run) and
+//! `-0.0 == 0.0`; sizes around tile boundaries up to two million; device lengths; bad inputs.
+//! Integers exactly; float sums within `1e-5 * (sum |x| + 1)` of the run, max / min exact.
+
+mod common;
+
+use common::*;
+use cubeprim::{DType, Error, Len, ScanOp, Workspace};
+use rand::Rng;
+
+/// Keys of `n`: kind 0 one run, 1 all distinct, 2 long runs, 3 short runs.
+fn keys(rng: &mut rand::rngs::StdRng, n: usize, kind: usize) -> Vec<i32> {
+    let mut k = 0i32;
+    (0..n)
+        .map(|i| {
+            match kind {
+                0 => {}
+                1 => k = i as i32,
+                2 => {
+                    if rng.random_bool(0.0005) {
+                        k += 1
+                    }
+                }
+                _ => {
+                    if rng.random_bool(0.4) {
+                        k += rng.random_range(1..3)
+                    }
+                }
+            }
+            k
+        })
+        .collect()
+}
+
+fn idx(c: &Client, t: &cubeprim::DeviceTensor<R>) -> Vec<i64> {
+    if t.dtype == DType::I64 {
+        t.to_vec::<i64>(c)
+    } else {
+        t.to_vec::<i32>(c).into_iter().map(i64::from).collect()
+    }
+}
+
+#[test]
+fn unique_consecutive_matches_cpu() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(11);
+    let mut ws = Workspace::new();
+    for &n in &[0usize, 1, 7, 2047, 2048, 2049, 8193, 100_001, 2_000_000] {
+        for kind in 0..4 {
+            if n == 2_000_000 && kind != 3 {
+                continue;
+            }
+            let k = keys(&mut rng, n, kind);
+            let u =
+                cubeprim::unique_consecutive_sized(&c, &upload(&c, &k, &[n]), true, true, &mut ws)
+                    .unwrap();
+            let (wu, wc, wi) = cubeprim::cpu::unique_consecutive(&k);
+            assert_eq!(u.values.to_vec::<i32>(&c), wu, "values n={n} kind={kind}");
+            assert_eq!(
+                idx(&c, u.counts.as_ref().unwrap()),
+                wc,
+                "counts n={n} kind={kind}"
+            );
+            assert_eq!(
+                idx(&c, u.inverse.as_ref().unwrap()),
+                wi,
+                "inverse n={n} kind={kind}"
+            );
+        }
+    }
+}
+
+#[test]
+fn nan_keys_are_each_their_own_run() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let k = [
+        1.0f32,
+        1.0,
+        f32::NAN,
+        f32::NAN,
+        2.0,
+        -0.0,
+        0.0,
+        f32::NAN,
+        3.0,
+        3.0,
+    ];
+    let n = k.len();
+    let u = cubeprim::unique_consecutive_sized(&c, &upload(&c, &k, &[n]), false, true, &mut ws)
+        .unwrap();
+    let got = u.values.to_vec::<f32>(&c);
+    let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k);
+    assert_eq!(got.len(), wu.len());
+    assert_eq!(wu.len(), 7);
+    for (a, b) in got.iter().zip(&wu) {
+        assert_eq!(a.to_bits() & 0x7fff_ffff, b.to_bits() & 0x7fff_ffff);
+    }
+    assert_eq!(idx(&c, u.counts.as_ref().unwrap()), wc);
+}
+
+#[test]
+fn reduce_by_key_matches_cpu() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(12);
+    let mut ws = Workspace::new();
+    for &n in &[1usize, 2049, 8193, 300_001] {
+        for kind in 0..4 {
+            let k = keys(&mut rng, n, kind);
+            let vf: Vec<f32> = (0..n).map(|_| rng.random_range(-4.0..4.0)).collect();
+            let vi: Vec<i32> = (0..n).map(|_| rng.random()).collect();
+            for op in [ScanOp::Sum, ScanOp::Max, ScanOp::Min] {
+                let (ok, ov, count) = cubeprim::reduce_by_key(
+                    &c,
+                    &upload(&c, &k, &[n]),
+                    &upload(&c, &vf, &[n]),
+                    n,
+                    op,
+                    &mut ws,
+                )
+                .unwrap();
+                let r = cubeprim::read_count(&c, &count);
+                let (wk, wv) = cubeprim::cpu::reduce_by_key(&k, &vf, op);
+                assert_eq!(r, wk.len(), "count n={n} kind={kind} {op:?}");
+                assert_eq!(&ok.to_vec::<i32>(&c)[..r], &wk[..]);
+                let got = ov.to_vec::<f32>(&c);
+                // Tolerance: sum of |x| over each run.
+                let (_, abs) = cubeprim::cpu::reduce_by_key(
+                    &k,
+                    &vf.iter().map(|x| x.abs()).collect::<Vec<_>>(),
+                    ScanOp::Sum,
+                );
+                for j in 0..r {
+                    let tol = if op == ScanOp::Sum {
+                        1e-5 * (abs[j] + 1.0)
+                    } else {
+                        0.0
+                    };
+                    assert!(
+                        (got[j] - wv[j]).abs() <= tol,
+                        "n={n} kind={kind} {op:?} run {j}: {} vs {}",
+                        got[j],
+                        wv[j]
+                    );
+                }
+            }
+            let (_, ov, count) = cubeprim::reduce_by_key(
+                &c,
+                &upload(&c, &k, &[n]),
+                &upload(&c, &vi, &[n]),
+                n,
+                ScanOp::Sum,
+                &mut ws,
+            )
+            .unwrap();
+            let r = cubeprim::read_count(&c, &count);
+            let (_, wv) = cubeprim::cpu::reduce_by_key(&k, &vi, ScanOp::Sum);
+            assert_eq!(
+                &ov.to_vec::<i32>(&c)[..r],
+                &wv[..],
+                "i32 sum n={n} kind={kind}"
+            );
+        }
+    }
+}
+
+#[test]
+fn device_length_and_errors() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(13);
+    let mut ws = Workspace::new();
+    let cap = 20_000;
+    let k = keys(&mut rng, cap, 3);
+    let v: Vec<u32> = (0..cap as u32).collect();
+    for len in [0u32, 1, 4097, 20_000] {
+        let cnt = upload(&c, &[len], &[1]);
+        let (ok, ov, count) = cubeprim::reduce_by_key(
+            &c,
+            &upload(&c, &k, &[cap]),
+            &upload(&c, &v, &[cap]),
+            Len::Device {
+                count: &cnt,
+                capacity: cap,
+            },
+            ScanOp::Sum,
+            &mut ws,
+        )
+        .unwrap();
+        let l = len as usize;
+        let (wk, wv) = cubeprim::cpu::reduce_by_key(&k[..l], &v[..l], ScanOp::Sum);
+        let r = cubeprim::read_count(&c, &count);
+        assert_eq!(r, wk.len(), "len {len}");
+        assert_eq!(&ok.to_vec::<i32>(&c)[..r], &wk[..]);
+        assert_eq!(&ov.to_vec::<u32>(&c)[..r], &wv[..]);
+    }
+    let kk = upload(&c, &k, &[cap]);
+    let short = upload(&c, &v[..10], &[10]);
+    assert!(matches!(
+        cubeprim::reduce_by_key(&c, &kk, &short, cap, ScanOp::Sum, &mut ws),
+        Err(Error::LengthMismatch { .. })
+    ));
+    let small = cubeprim::DeviceTensor::empty(&c, &[10], DType::I32);
+    let sv = cubeprim::DeviceTensor::empty(&c, &[cap], DType::U32);
+    let count = cubeprim::new_count(&c);
+    assert!(matches!(
+        cubeprim::reduce_by_key_into(
+            &c,
+            &kk,
+            &upload(&c, &v, &[cap]),
+            cap,
+            ScanOp::Sum,
+            &small,
+            &sv,
+            &count,
+            &mut ws
+        ),
+        Err(Error::OutputTooSmall { .. })
+    ));
+}
