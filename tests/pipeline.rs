@@ -1,16 +1,15 @@
-//! A chained pipeline with zero host reads between the steps: select → reduce_by_key (→ reduce),
-//! each step taking the previous step's device count as its length (`Len::Device`). The only
-//! reads are at the end, to compare with the CPU. (The scan step goes between select and
-//! reduce_by_key once the scan takes a `Len`: one more call on `selected` with `len`.)
+//! A chained pipeline with zero host reads between the steps: select → scan → reduce_by_key →
+//! reduce, each step taking the previous step's device count as its length (`Len::Device`).
+//! The only reads are at the end, to compare with the CPU.
 
 mod common;
 
 use common::*;
-use cubeprim::{DType, DeviceTensor, Len, ScanOp, Workspace};
+use cubeprim::{DType, DeviceTensor, Len, ScanOp, ScanOptions, Workspace};
 use rand::Rng;
 
 #[test]
-fn select_then_reduce_by_key_then_reduce_without_host_sync() {
+fn select_scan_reduce_by_key_reduce_without_host_sync() {
     let Some(c) = client() else { return };
     let mut rng = rng(31);
     let mut ws = Workspace::new();
@@ -40,9 +39,14 @@ fn select_then_reduce_by_key_then_reduce_without_host_sync() {
         count: &selected,
         capacity: n,
     };
-    // 2. runs of equal keys among them → (key, sum of values).
-    let (rk, rv, runs) = cubeprim::reduce_by_key(&c, &sk, &sv, len, ScanOp::Sum, &mut ws).unwrap();
-    // 3. the total of the run sums.
+    // 2. the running sum of the selected values (only the first `selected` elements).
+    let running = DeviceTensor::empty(&c, &[n], DType::U32);
+    let opts = ScanOptions::default();
+    cubeprim::scan_len_into(&c, &sv, &running, None, len, ScanOp::Sum, opts, &mut ws).unwrap();
+    // 3. runs of equal keys among them → (key, running sum at the run's end).
+    let (rk, rv, runs) =
+        cubeprim::reduce_by_key(&c, &sk, &running, len, ScanOp::Max, &mut ws).unwrap();
+    // 4. the (wrapping) total of those.
     let total = DeviceTensor::empty(&c, &[1], DType::U32);
     cubeprim::reduce_len_into(
         &c,
@@ -60,11 +64,14 @@ fn select_then_reduce_by_key_then_reduce_without_host_sync() {
     // Only now read back.
     let wk = cubeprim::cpu::select(&keys, &flags);
     let wv = cubeprim::cpu::select(&values, &flags);
-    let (wrk, wrv) = cubeprim::cpu::reduce_by_key(&wk, &wv, ScanOp::Sum);
+    let wrun = cubeprim::cpu::scan(&wv, &[wv.len()], 0, ScanOp::Sum, opts);
+    let (wrk, wrv) = cubeprim::cpu::reduce_by_key(&wk, &wrun, ScanOp::Max);
     let r = cubeprim::read_count(&c, &runs);
     assert_eq!(cubeprim::read_count(&c, &selected), wk.len());
+    assert_eq!(&running.to_vec::<u32>(&c)[..wk.len()], &wrun[..]);
     assert_eq!(r, wrk.len());
     assert_eq!(&rk.to_vec::<u32>(&c)[..r], &wrk[..]);
     assert_eq!(&rv.to_vec::<u32>(&c)[..r], &wrv[..]);
-    assert_eq!(total.to_vec::<u32>(&c)[0], wv.iter().sum::<u32>());
+    let want_total = wrv.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+    assert_eq!(total.to_vec::<u32>(&c)[0], want_total);
 }
