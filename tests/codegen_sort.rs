@@ -84,23 +84,23 @@ fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
 ) -> KernelDefinition {
     use radix_scatter::{_T, _VI, _VO};
     type DT = DynamicScalar<_T>;
-    type DVI = DynamicScalar<_VI>;
-    type DVO = DynamicScalar<_VO>;
+    type Dvi = DynamicScalar<_VI>;
+    type Dvo = DynamicScalar<_VO>;
     let (mut b, s) = settings(name, cfg.threads);
     register::<T, _T>(&mut b);
     register::<VI, _VI>(&mut b);
     register::<VO, _VO>(&mut b);
     s.address_type.register(&mut b.scope);
     let keys_in = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
-    let values_in = <Array<DVI> as LaunchArg>::expand(&ARRAY, &mut b);
+    let values_in = <Array<Dvi> as LaunchArg>::expand(&ARRAY, &mut b);
     let keys_out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let values_out = <Array<DVO> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let values_out = <Array<Dvo> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let offsets = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let a: Vec<_> = (0..10).map(|_| u32_arg(&mut b)).collect();
     let [n, tpr, nt, st, sd, oc, sh, bits, fl, _] = a.try_into().ok().unwrap();
-    radix_scatter::expand::<DT, DVI, DVO>(
+    radix_scatter::expand::<DT, Dvi, Dvo>(
         &mut b.scope,
         keys_in,
         values_in,

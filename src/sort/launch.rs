@@ -230,7 +230,7 @@ fn device_wide<R: Runtime>(
         if p == p_last {
             b.keys_out
         } else if let Some(out) = keys_chain {
-            Some(if (p_last - p) % 2 == 0 {
+            Some(if (p_last - p).is_multiple_of(2) {
                 out
             } else {
                 &key_tmp[0]
@@ -244,7 +244,7 @@ fn device_wide<R: Runtime>(
         if p == p_last {
             out
         } else if same_values {
-            if (p_last - p) % 2 == 0 {
+            if (p_last - p).is_multiple_of(2) {
                 out
             } else {
                 &val_tmp[0]

@@ -126,9 +126,9 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
             let j = k * threads + t;
             if j < valid {
                 let d = xch[radix_slot(j)] & low;
-                if j == 0u32 {
-                    starts[d as usize] = j;
-                } else if (xch[radix_slot(j - 1u32)] & low) != d {
+                // The entry before `j` (itself at `j == 0`, where no run can continue).
+                let prev = xch[radix_slot(j - u32::cast_from(j > 0u32))] & low;
+                if j == 0u32 || prev != d {
                     starts[d as usize] = j;
                 }
             }
