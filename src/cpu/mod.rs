@@ -4,7 +4,7 @@
 
 mod scan;
 
-pub use scan::{scan, scan_with_indices, ScanElement};
+pub use scan::{scan, scan_with_indices, take_second, ScanElement};
 
 /// Row-major copy of a strided view of `all`.
 pub fn gather<E: Copy>(all: &[E], shape: &[usize], strides: &[usize], offset: usize) -> Vec<E> {
