@@ -26,8 +26,13 @@ fn offsets(dims: &[usize], strides: &[usize]) -> Vec<usize> {
 }
 
 /// A raw output pointer shared by tasks that write disjoint elements.
-#[derive(Clone, Copy)]
 struct Out<T>(*mut T);
+impl<T> Clone for Out<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Out<T> {}
 // SAFETY: every task writes only its own (outer, column block) elements.
 unsafe impl<T: Send> Send for Out<T> {}
 unsafe impl<T: Send> Sync for Out<T> {}
@@ -71,6 +76,25 @@ pub fn scan_view<E: ScanElement>(
         let (o, b) = (t / blocks, t % blocks);
         let cols = b * block..((b + 1) * block).min(inner);
         let width = cols.len();
+        if width == 1 && !indexed {
+            // One line at a time, the operator fixed at compile time: the hot loop.
+            let line = Line {
+                data,
+                out: out_ptr,
+                base_in: start + outer_off[o] + inner_off[cols.start],
+                step,
+                base_out: o * n * inner + cols.start,
+                inner,
+                n,
+                opts,
+            };
+            return match op {
+                ScanOp::Sum => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Sum, a, b)),
+                ScanOp::Prod => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Prod, a, b)),
+                ScanOp::Max => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Max, a, b)),
+                ScanOp::Min => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Min, a, b)),
+            };
+        }
         let mut acc = vec![E::identity(op); width];
         let mut acc_idx = vec![-1i64; width];
         let base_in = start + outer_off[o];
@@ -111,6 +135,35 @@ pub fn scan_view<E: ScanElement>(
         (0..tasks).into_par_iter().for_each(task);
     }
     (out, idx)
+}
+
+/// One line along the axis, without indices.
+struct Line<'a, E> {
+    data: &'a [E],
+    out: Out<E>,
+    base_in: usize,
+    step: usize,
+    base_out: usize,
+    /// Output stride along the axis.
+    inner: usize,
+    n: usize,
+    opts: ScanOptions,
+}
+
+impl<E: ScanElement> Line<'_, E> {
+    #[inline(always)]
+    fn scan(&self, identity: E::Acc, combine: impl Fn(E::Acc, E::Acc) -> E::Acc) {
+        let mut acc = identity;
+        for s in 0..self.n {
+            let j = if self.opts.reverse { self.n - 1 - s } else { s };
+            let x = E::to_acc(self.data[self.base_in + j * self.step]);
+            let next = combine(acc, x);
+            let v = if self.opts.exclusive { acc } else { next };
+            // SAFETY: the line's elements are inside `out` and written by this task only.
+            unsafe { *self.out.at(self.base_out + j * self.inner) = E::from_acc(v) };
+            acc = next;
+        }
+    }
 }
 
 /// Runs `$body` with `$v: &[E]` bound to the elements of a [`CpuStorage`] cubeprim scans, or
