@@ -85,13 +85,9 @@ fn check(r: &Routing, logits: &[f32], hidden: &[f32]) {
         let row = &logits[t * EXPERTS..(t + 1) * EXPERTS];
         let mut idx: Vec<usize> = (0..EXPERTS).collect();
         idx.sort_by(|&a, &b| row[b].total_cmp(&row[a]));
-        for j in 0..TOP_K {
-            assert_eq!(
-                r.experts[t * TOP_K + j] as usize,
-                idx[j],
-                "top-k of token {t}"
-            );
-        }
+        let got = &r.experts[t * TOP_K..(t + 1) * TOP_K];
+        let want: Vec<u32> = idx[..TOP_K].iter().map(|&e| e as u32).collect();
+        assert_eq!(got, want, "top-k of token {t}");
     }
     let mut counts = vec![0u32; EXPERTS];
     for &e in &r.experts {

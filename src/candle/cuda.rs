@@ -50,18 +50,20 @@ pub(crate) fn dtype_of(d: candle_core::DType) -> Option<DType> {
     })
 }
 
-/// Where NVRTC finds the CUDA headers the generated source includes.
-fn include_path() -> String {
-    let root = [
-        "CUDA_PATH",
-        "CUDA_ROOT",
-        "CUDA_HOME",
-        "CUDA_TOOLKIT_ROOT_DIR",
-    ]
-    .iter()
-    .find_map(|v| std::env::var(v).ok())
-    .unwrap_or_else(|| "/usr/local/cuda".into());
-    format!("{root}/include")
+/// Where NVRTC finds the CUDA headers the generated source includes (as cubecl-cuda:
+/// `$CUDA_PATH/include`, and its `cccl` folder where there is one).
+fn include_paths() -> Vec<String> {
+    let root = ["CUDA_PATH", "CUDA_ROOT", "CUDA_HOME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok())
+        .unwrap_or_else(|| "/usr/local/cuda".into());
+    let include = format!("{root}/include");
+    let cccl = format!("{include}/cccl");
+    if std::path::Path::new(&cccl).exists() {
+        vec![include, cccl]
+    } else {
+        vec![include]
+    }
 }
 
 /// The loaded kernel of a launch (compiled on first use on each device).
@@ -90,8 +92,11 @@ fn function(
     // As cubecl-cuda: the arch-specific target from sm_90 on.
     let suffix = if major >= 9 { "a" } else { "" };
     let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture=sm_{major}{minor}{suffix}")],
-        include_paths: vec![include_path()],
+        options: vec![
+            format!("--gpu-architecture=sm_{major}{minor}{suffix}"),
+            "-lineinfo".into(),
+        ],
+        include_paths: include_paths(),
         ..Default::default()
     };
     let ptx = compile_ptx_with_opts(&src.source, opts)

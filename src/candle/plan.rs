@@ -158,7 +158,7 @@ impl ScanLaunch {
         while long.1 > 1 && !fits_device(&long) {
             long.1 /= 2;
         }
-        if !fits_device(&long) || long.0 % limits.plane_width != 0 {
+        if !fits_device(&long) || !long.0.is_multiple_of(limits.plane_width) {
             return Err(Error::Unsupported(format!(
                 "no scan tile of {} units fits the device ({} bytes of shared memory, planes of {})",
                 long.0, limits.max_shared_bytes, limits.plane_width
