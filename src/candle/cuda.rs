@@ -21,7 +21,7 @@ use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
     sys::CUfunction_attribute, CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg,
 };
-use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions, Ptx};
 use candle_core::cuda_backend::{CudaDevice, WrapErr};
 use candle_core::{CudaStorage, Layout, Result, Shape, Storage};
 use cubeprim_kernels::cube::TileConfig;
@@ -66,6 +66,23 @@ fn include_paths() -> Vec<String> {
     }
 }
 
+/// CUDA C++ to PTX with NVRTC, for compute capability `(major, minor)`, with the options
+/// cubecl-cuda uses.
+pub fn compile_ptx(source: &str, (major, minor): (i32, i32)) -> Result<Ptx> {
+    // As cubecl-cuda: the arch-specific target from sm_90 on.
+    let suffix = if major >= 9 { "a" } else { "" };
+    let opts = CompileOptions {
+        options: vec![
+            format!("--gpu-architecture=sm_{major}{minor}{suffix}"),
+            "-lineinfo".into(),
+        ],
+        include_paths: include_paths(),
+        ..Default::default()
+    };
+    compile_ptx_with_opts(source, opts)
+        .map_err(|e| candle_core::Error::Cuda(format!("NVRTC: {e:?}").into()))
+}
+
 /// The loaded kernel of a launch (compiled on first use on each device).
 fn function(
     dev: &CudaDevice,
@@ -88,19 +105,7 @@ fn function(
         return Ok(f.clone());
     }
     let src = scan_rows_source(dtype, op, launch, Target::Cuda).map_err(super::wrap)?;
-    let (major, minor) = ctx.compute_capability().w()?;
-    // As cubecl-cuda: the arch-specific target from sm_90 on.
-    let suffix = if major >= 9 { "a" } else { "" };
-    let opts = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture=sm_{major}{minor}{suffix}"),
-            "-lineinfo".into(),
-        ],
-        include_paths: include_paths(),
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(&src.source, opts)
-        .map_err(|e| candle_core::Error::Cuda(format!("NVRTC: {e:?}").into()))?;
+    let ptx = compile_ptx(&src.source, ctx.compute_capability().w()?)?;
     let func = ctx.load_module(ptx).w()?.load_function(SCAN_ROWS).w()?;
     let shared = src.shared_bytes as u32;
     if shared > 48 * 1024 {

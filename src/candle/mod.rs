@@ -26,7 +26,7 @@
 
 mod cpu;
 #[cfg(feature = "candle-cuda")]
-mod cuda;
+pub mod cuda;
 pub mod kernels;
 #[cfg(all(feature = "candle-metal", target_os = "macos"))]
 mod metal;
