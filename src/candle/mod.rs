@@ -18,9 +18,10 @@
 //! (strides, offsets) and composes with the rest of a graph:
 //! - **CPU**: O(n), parallel over rows, f32 / f64 / f16 / bf16 / u32 / i32 / i64 (candle's u8
 //!   and i16 are refused with an error). `scan_sum` has a backward pass.
-//! - **CUDA** (feature `candle-cuda`): the CubeCL kernels compiled to CUDA C++ by cubecl's own
-//!   compiler, turned into PTX by NVRTC and launched through candle's cudarc on candle's stream,
-//!   reading and writing candle's device memory directly (see `cuda`).
+//! - **CUDA** (feature `candle-cuda`; nvcc at build time): the CubeCL kernels compiled to
+//!   CUDA C++ by cubecl's own compiler, turned into PTX by NVRTC and launched through candle's
+//!   cudarc on candle's stream, reading and writing candle's device memory directly (see the
+//!   `cuda` module); NVRTC-checked here, not yet run on a GPU.
 //! - **Metal** (feature `candle-metal`, macOS): the same kernels as MSL on candle's Metal device.
 //!   Written, not yet run on hardware; the MSL of every kernel it launches is generated in CI.
 
