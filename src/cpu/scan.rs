@@ -12,7 +12,7 @@ pub trait ScanElement: Element {
 }
 
 /// Whether `b` (later) replaces `a` in a running max / min: NaN wins, ties go to the later.
-fn take_second<E: ScanElement>(op: ScanOp, a: E::Acc, b: E::Acc) -> bool {
+pub fn take_second<E: ScanElement>(op: ScanOp, a: E::Acc, b: E::Acc) -> bool {
     E::is_nan(b)
         || (!E::is_nan(a)
             && match op {

@@ -1,0 +1,175 @@
+//! The scan family on candle tensors: [`ScanExt`] and its custom op.
+
+use super::cpu::{scan_view, with_cpu_storage, IntoCpuStorage};
+use crate::{ScanOp, ScanOptions};
+use candle_core::backend::BackendStorage;
+use candle_core::op::BackpropOp;
+use candle_core::shape::Dim;
+use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Storage, Tensor};
+use std::sync::Mutex;
+
+/// Scans on [`Tensor`]s (any device, any layout). Outputs are contiguous, of the input's
+/// shape and dtype; indices are i64 along `dim`, `-1` where no element is selected (the first
+/// slot of an exclusive scan).
+pub trait ScanExt {
+    /// Scan along `dim` with any operator and options (exclusive, reverse).
+    fn scan<D: Dim>(&self, dim: D, op: ScanOp, opts: ScanOptions) -> Result<Tensor>;
+    /// Running max / min along `dim` and the index of the element holding it (ties and NaN
+    /// pick the later index, as `torch.cummax`).
+    fn scan_with_indices<D: Dim>(
+        &self,
+        dim: D,
+        op: ScanOp,
+        opts: ScanOptions,
+    ) -> Result<(Tensor, Tensor)>;
+
+    /// Inclusive running sum (`torch.cumsum`; candle's `cumsum`, which is O(n²)).
+    fn scan_sum<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.scan(dim, ScanOp::Sum, ScanOptions::default())
+    }
+    /// Exclusive running sum: element `i` is the sum of the elements before it (offsets
+    /// from counts).
+    fn exclusive_scan_sum<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.scan(dim, ScanOp::Sum, ScanOptions::default().exclusive())
+    }
+    /// Inclusive running product (`torch.cumprod`).
+    fn scan_prod<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.scan(dim, ScanOp::Prod, ScanOptions::default())
+    }
+    /// Inclusive running maximum (`torch.cummax(..).values`).
+    fn scan_max<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.scan(dim, ScanOp::Max, ScanOptions::default())
+    }
+    /// Inclusive running minimum (`torch.cummin(..).values`).
+    fn scan_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.scan(dim, ScanOp::Min, ScanOptions::default())
+    }
+    /// `torch.cummax`: running maximum and its index.
+    fn scan_max_with_indices<D: Dim>(&self, dim: D) -> Result<(Tensor, Tensor)> {
+        self.scan_with_indices(dim, ScanOp::Max, ScanOptions::default())
+    }
+    /// `torch.cummin`: running minimum and its index.
+    fn scan_min_with_indices<D: Dim>(&self, dim: D) -> Result<(Tensor, Tensor)> {
+        self.scan_with_indices(dim, ScanOp::Min, ScanOptions::default())
+    }
+}
+
+impl ScanExt for Tensor {
+    fn scan<D: Dim>(&self, dim: D, op: ScanOp, opts: ScanOptions) -> Result<Tensor> {
+        let axis = dim.to_index(self.shape(), "scan")?;
+        let custom = ScanCustomOp::new(axis, op, opts, false);
+        if op == ScanOp::Sum {
+            // The one scan with a backward pass.
+            self.apply_op1(custom)
+        } else {
+            self.apply_op1_no_bwd(&custom)
+        }
+    }
+
+    fn scan_with_indices<D: Dim>(
+        &self,
+        dim: D,
+        op: ScanOp,
+        opts: ScanOptions,
+    ) -> Result<(Tensor, Tensor)> {
+        let axis = dim.to_index(self.shape(), "scan_with_indices")?;
+        if !matches!(op, ScanOp::Max | ScanOp::Min) {
+            return Err(super::wrap(crate::Error::Unsupported(format!(
+                "indices are defined for max and min, not {op:?}"
+            ))));
+        }
+        let custom = ScanCustomOp::new(axis, op, opts, true);
+        let values = self.apply_op1_no_bwd(&custom)?;
+        let indices = custom.take_indices()?;
+        let indices = Tensor::from_storage(indices, self.shape(), BackpropOp::none(), false);
+        Ok((values, indices))
+    }
+}
+
+/// One scan as a candle custom op. An indexed scan writes both outputs in one pass; the op
+/// returns the values and keeps the indices for [`ScanCustomOp::take_indices`].
+pub(crate) struct ScanCustomOp {
+    pub axis: usize,
+    pub op: ScanOp,
+    pub opts: ScanOptions,
+    pub indexed: bool,
+    indices: Mutex<Option<Storage>>,
+}
+
+impl ScanCustomOp {
+    fn new(axis: usize, op: ScanOp, opts: ScanOptions, indexed: bool) -> Self {
+        Self {
+            axis,
+            op,
+            opts,
+            indexed,
+            indices: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn keep_indices(&self, s: Storage) {
+        *self.indices.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+    }
+
+    fn take_indices(&self) -> Result<Storage> {
+        self.indices
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| candle_core::Error::Msg("the scan wrote no indices".into()))
+    }
+}
+
+impl CustomOp1 for ScanCustomOp {
+    fn name(&self) -> &'static str {
+        "cubeprim-scan"
+    }
+
+    fn cpu_fwd(&self, storage: &CpuStorage, layout: &Layout) -> Result<(CpuStorage, Shape)> {
+        with_cpu_storage!(
+            storage,
+            |v| {
+                let (out, idx) = scan_view(v, layout, self.axis, self.op, self.opts, self.indexed);
+                if self.indexed {
+                    self.keep_indices(Storage::Cpu(CpuStorage::I64(idx)));
+                }
+                Ok((IntoCpuStorage::into_storage(out), layout.shape().clone()))
+            },
+            Err(candle_core::Error::UnsupportedDTypeForOp(
+                storage.dtype(),
+                "cubeprim scan"
+            ))
+        )
+    }
+
+    #[cfg(feature = "candle-cuda")]
+    fn cuda_fwd(
+        &self,
+        storage: &candle_core::CudaStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::CudaStorage, Shape)> {
+        super::cuda::scan(self, storage, layout)
+    }
+
+    #[cfg(all(feature = "candle-metal", target_os = "macos"))]
+    fn metal_fwd(
+        &self,
+        storage: &candle_core::MetalStorage,
+        layout: &Layout,
+    ) -> Result<(candle_core::MetalStorage, Shape)> {
+        super::metal::scan(self, storage, layout)
+    }
+
+    /// The gradient of a running sum is the running sum of the gradient in the other
+    /// direction (exclusive stays exclusive).
+    fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad: &Tensor) -> Result<Option<Tensor>> {
+        if self.op != ScanOp::Sum {
+            return Err(candle_core::Error::BackwardNotSupported { op: self.name() });
+        }
+        let opts = ScanOptions {
+            reverse: !self.opts.reverse,
+            ..self.opts
+        };
+        grad.scan(self.axis, ScanOp::Sum, opts).map(Some)
+    }
+}
