@@ -298,7 +298,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
                 mode,
             );
         } else {
-            scatter::<F, T, V, X, N>(
+            scatter::<T, V, X, N>(
                 data,
                 values,
                 out,
@@ -425,7 +425,7 @@ fn stage_unit<T: Numeric, V: Numeric, N: Size>(
 /// Writes the unit's elements; `sel` = elements selected before the unit's first one.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn scatter<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
+fn scatter<T: Numeric, V: Numeric, X: Int, N: Size>(
     data: &Array<Vector<T, N>>,
     values: &Array<Vector<V, N>>,
     out: &mut Array<T>,
