@@ -48,6 +48,7 @@ pub fn select_workspace_bytes<R: Runtime>(
         false,
         4,
         false,
+        2 * data.size(),
     )?;
     Ok(crate::workspace_bytes(pass.state_bytes, 0))
 }
@@ -107,7 +108,16 @@ fn run<R: Runtime>(
         return Ok(());
     }
     let device_len = job.len.device_count().is_some();
-    let pass = Pass::new(client, capacity, &sizes, device_len, 4, false)?;
+    let stage = match job.mode {
+        CompactMode::Select { .. } => [job.data, job.values]
+            .into_iter()
+            .flatten()
+            .map(|t| t.dtype.size())
+            .sum(),
+        CompactMode::NonZero => 4,
+        _ => 0,
+    };
+    let pass = Pass::new(client, capacity, &sizes, device_len, 4, false, stage)?;
     let (cubes, ncubes) = pass.cube_count();
     let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
     let dummy = ws.dummy(client);

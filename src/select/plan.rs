@@ -28,7 +28,8 @@ pub(crate) struct Pass {
 
 impl Pass {
     /// `capacity` elements of buffers whose element sizes are `sizes`; the look-back carries
-    /// `acc_bytes` (and an index when `indexed`).
+    /// `acc_bytes` (and an index when `indexed`). `stage_bytes` > 0: the selection is staged
+    /// in shared memory, that many bytes per element (the tile shrinks to fit).
     pub fn new<R: Runtime>(
         client: &ComputeClient<R>,
         capacity: usize,
@@ -36,13 +37,19 @@ impl Pass {
         device_len: bool,
         acc_bytes: usize,
         indexed: bool,
+        stage_bytes: usize,
     ) -> Result<Self> {
         let widest = sizes.iter().copied().max().unwrap_or(4);
         let vec = [4usize, 2, 1]
             .into_iter()
             .find(|&w| w * widest <= 16 && capacity.is_multiple_of(w))
             .unwrap_or(1);
-        let vpt = (32 / vec as u32).min(16);
+        let mut vpt = (32 / vec as u32).min(16);
+        let shared_limit = client.properties().hardware.max_shared_memory_size;
+        let budget = (32 * 1024).min(shared_limit.saturating_sub(12 * 1024));
+        while stage_bytes > 0 && vpt > 1 && (THREADS * vpt) as usize * vec * stage_bytes > budget {
+            vpt /= 2;
+        }
         let plane_ops = client.features().plane.contains(Plane::Ops);
         let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
         let cfg = PassConfig {
@@ -55,6 +62,7 @@ impl Pass {
             plain_reads: R::name(client) == "cuda",
             plane_max,
             device_len,
+            staged: stage_bytes > 0,
         };
         let tile = (THREADS * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))

@@ -28,6 +28,9 @@ pub struct PassConfig {
     pub plane_max: u32,
     /// The length is `min(len[0], n)` (a count held on the device), not `n`.
     pub device_len: bool,
+    /// Select / nonzero stage the tile's selection in shared memory and write it coalesced
+    /// (`tile × element size` bytes of shared memory).
+    pub staged: bool,
 }
 
 impl PassConfig {
@@ -221,6 +224,34 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
         );
         sync_cube();
         let tile_total = cs.total.value;
+        // Select / NonZero with `cfg.staged`: the selection goes through shared memory and
+        // leaves the cube in one coalesced run (before the look-back, which it overlaps).
+        let staged = comptime![
+            cfg.staged && matches!(mode, CompactMode::Select { .. } | CompactMode::NonZero)
+        ];
+        let with_values = comptime![matches!(mode, CompactMode::Select { values: true })];
+        let nonzero = comptime![matches!(mode, CompactMode::NonZero)];
+        let nlv = N::value();
+        let te = comptime![cfg.tile_vectors() as usize * nlv];
+        let mut stage = SharedMemory::<T>::new(comptime![if staged && !nonzero { te } else { 1 }]);
+        let mut stage_v =
+            SharedMemory::<V>::new(comptime![if staged && with_values { te } else { 1 }]);
+        let mut stage_i =
+            SharedMemory::<u32>::new(comptime![if staged && nonzero { te } else { 1 }]);
+        if comptime![staged] {
+            stage_unit::<T, V, N>(
+                data,
+                values,
+                &mut stage,
+                &mut stage_v,
+                &mut stage_i,
+                first_vec,
+                bits,
+                cs.exclusive.value,
+                vpt,
+                mode,
+            );
+        }
         let mut prefix = 0u32;
         if tile == 0 {
             if t == 0 {
@@ -261,28 +292,141 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
         if write_count && tile == num_tiles - 1 && t == 0 {
             count[0] = prefix + tile_total;
         }
-        scatter::<F, T, V, X, N>(
-            data,
-            values,
-            out,
-            out_values,
-            out_index,
-            total,
-            shape,
-            first_vec,
-            n,
-            bits,
-            prefix + cs.exclusive.value,
-            vpt,
-            mode,
-        );
+        if comptime![staged] {
+            sync_cube();
+            copy_out::<T, V, X>(
+                &stage, &stage_v, &stage_i, out, out_values, out_index, shape, prefix, tile_total,
+                mode,
+            );
+        } else {
+            scatter::<T, V, X, N>(
+                data,
+                values,
+                out,
+                out_values,
+                out_index,
+                total,
+                shape,
+                first_vec,
+                n,
+                bits,
+                prefix + cs.exclusive.value,
+                vpt,
+                mode,
+            );
+        }
+    }
+}
+
+/// Writes the tile's staged selection to `[prefix, prefix + tile_total)`, coalesced.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn copy_out<T: Numeric, V: Numeric, X: Int>(
+    stage: &SharedMemory<T>,
+    stage_v: &SharedMemory<V>,
+    stage_i: &SharedMemory<u32>,
+    out: &mut Array<T>,
+    out_values: &mut Array<V>,
+    out_index: &mut Array<X>,
+    shape: &Array<u32>,
+    prefix: u32,
+    tile_total: u32,
+    #[comptime] mode: CompactMode,
+) {
+    let mut j = UNIT_POS;
+    match comptime![mode] {
+        CompactMode::Select {
+            values: with_values,
+        } => {
+            while j < tile_total {
+                out[(prefix + j) as usize] = stage[j as usize];
+                if comptime![with_values] {
+                    out_values[(prefix + j) as usize] = stage_v[j as usize];
+                }
+                j += CUBE_DIM;
+            }
+        }
+        CompactMode::NonZero => {
+            let rank = shape[0];
+            while j < tile_total {
+                let mut rem = stage_i[j as usize];
+                let row = prefix + j;
+                let mut d = rank;
+                while d > 0 {
+                    d -= 1;
+                    let size = shape[(1 + d) as usize];
+                    out_index[(row * rank + d) as usize] = X::cast_from(rem % size);
+                    rem /= size;
+                }
+                j += CUBE_DIM;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Stages the unit's selected elements (Select: data and values; NonZero: flat indices) in
+/// shared memory at their tile-local positions (`lp` = selected before the unit in the tile).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_unit<T: Numeric, V: Numeric, N: Size>(
+    data: &Array<Vector<T, N>>,
+    values: &Array<Vector<V, N>>,
+    stage: &mut SharedMemory<T>,
+    stage_v: &mut SharedMemory<V>,
+    stage_i: &mut SharedMemory<u32>,
+    first_vec: u32,
+    bits: u32,
+    lp0: u32,
+    #[comptime] vpt: u32,
+    #[comptime] mode: CompactMode,
+) {
+    let nl = N::value();
+    let mut lp = lp0;
+    #[unroll]
+    for k in 0..vpt {
+        let q = first_vec + k;
+        let kb = (bits >> (k * (nl as u32))) & ((1u32 << (nl as u32)) - 1);
+        if kb != 0 {
+            match comptime![mode] {
+                CompactMode::Select {
+                    values: with_values,
+                } => {
+                    let v = data[q as usize];
+                    let mut w = Vector::<V, N>::empty();
+                    if comptime![with_values] {
+                        w = values[q as usize];
+                    }
+                    #[unroll]
+                    for l in 0..nl {
+                        if (kb >> (l as u32)) & 1 == 1 {
+                            stage[lp as usize] = v[l];
+                            if comptime![with_values] {
+                                stage_v[lp as usize] = w[l];
+                            }
+                            lp += 1;
+                        }
+                    }
+                }
+                _ =>
+                {
+                    #[unroll]
+                    for l in 0..nl {
+                        if (kb >> (l as u32)) & 1 == 1 {
+                            stage_i[lp as usize] = q * (nl as u32) + (l as u32);
+                            lp += 1;
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
 /// Writes the unit's elements; `sel` = elements selected before the unit's first one.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn scatter<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
+fn scatter<T: Numeric, V: Numeric, X: Int, N: Size>(
     data: &Array<Vector<T, N>>,
     values: &Array<Vector<V, N>>,
     out: &mut Array<T>,

@@ -1,0 +1,300 @@
+//! GPU benchmark of reduce, select (masked_select), nonzero, unique_consecutive and
+//! reduce_by_key, for the H200 (CUDA) or any wgpu device.
+//!
+//! `cargo run --release --features cuda --example bench_gpu_compact -- [cuda|wgpu] [log2 n]`
+//!
+//! One JSON line per case. Each case is first checked against the CPU reference on a fresh
+//! random input of 2^22 elements, then timed on 2^n elements (default 2^28): 3 warm-up calls,
+//! then 20 samples of 5 back-to-back calls and one sync each; the figure is the median sample
+//! divided by 5 (host wall clock, so launch overhead counts). Outputs, counts and scratch are
+//! allocated once (no host read inside the timed calls). A vectorised copy of 2^n f32 is
+//! measured in the same run: `copy_gbs` and `frac_of_copy` relate each case to it.
+
+use cubecl::prelude::*;
+use cubeprim::{DType, DeviceTensor, ScanOp, Workspace};
+use std::time::Instant;
+
+#[cube(launch_unchecked)]
+fn copy_kernel<N: Size>(
+    input: &Array<Vector<f32, N>>,
+    output: &mut Array<Vector<f32, N>>,
+    n_vec: u32,
+) {
+    let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
+    if i < n_vec as usize {
+        output[i] = input[i];
+    }
+}
+
+/// A fast deterministic generator for large inputs.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    cubecl::future::block_on(client.sync()).unwrap();
+    let mut samples = vec![];
+    for _ in 0..20 {
+        let t = Instant::now();
+        for _ in 0..5 {
+            f();
+        }
+        cubecl::future::block_on(client.sync()).unwrap();
+        samples.push(t.elapsed().as_secs_f64() * 1e3 / 5.0);
+    }
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    samples[samples.len() / 2]
+}
+
+fn mask(n: usize, seed: u64, p: f32) -> Vec<u32> {
+    let mut r = Rng(seed | 1);
+    (0..n).map(|_| (r.unit() < p) as u32).collect()
+}
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = Rng(seed | 1);
+    (0..n).map(|_| r.unit() * 2.0 - 1.0).collect()
+}
+/// Sorted keys with runs of mean length 4.
+fn sorted_keys(n: usize, seed: u64) -> Vec<i32> {
+    let mut r = Rng(seed | 1);
+    let mut k = 0i32;
+    (0..n)
+        .map(|_| {
+            if r.unit() < 0.25 {
+                k += 1;
+            }
+            k
+        })
+        .collect()
+}
+
+fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32) {
+    let n = 1usize << log2;
+    let small = 1usize << 22;
+    let c = &client;
+    let line = |case: &str, ms: f64, bytes: f64, copy_ms: f64, ok: bool, extra: &str| {
+        println!(
+            "{{\"device\":\"{device}\",\"case\":\"{case}\",\"n\":{n},\"median_ms\":{ms:.4},\"gbs\":{:.1},\"copy_ms\":{copy_ms:.4},\"frac_of_copy\":{:.3},\"correct\":{ok}{extra}}}",
+            bytes / ms / 1e6,
+            (bytes / ms) / ((8.0 * n as f64) / copy_ms)
+        );
+    };
+
+    // The copy floor: 2^n f32 read + written.
+    let src = DeviceTensor::<R>::from_slice(c, &floats(n, 1), &[n]);
+    let dst = DeviceTensor::<R>::empty(c, &[n], DType::F32);
+    let copy_ms = median_ms(c, || unsafe {
+        let nv = (n / 4) as u32;
+        copy_kernel::launch_unchecked::<R>(
+            c,
+            CubeCount::Static(
+                nv.div_ceil(256).min(65535),
+                nv.div_ceil(256).div_ceil(65535),
+                1,
+            ),
+            CubeDim::new_1d(256),
+            4,
+            ArrayArg::from_raw_parts(src.handle.clone(), n / 4),
+            ArrayArg::from_raw_parts(dst.handle.clone(), n / 4),
+            nv,
+        )
+    });
+    line("copy_f32", copy_ms, 8.0 * n as f64, copy_ms, true, "");
+    let mut ws = Workspace::<R>::new();
+
+    // reduce sum f32 (read bandwidth).
+    {
+        let x = floats(small, 2);
+        let got = cubeprim::reduce(
+            c,
+            &DeviceTensor::from_slice(c, &x, &[small]),
+            None,
+            ScanOp::Sum,
+            &mut ws,
+        )
+        .unwrap()
+        .to_vec::<f32>(c)[0] as f64;
+        let want: f64 = x.iter().map(|&v| v as f64).sum();
+        let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+        let ok = (got - want).abs() <= 1e-5 * (abs + 1.0);
+        let out = DeviceTensor::<R>::empty(c, &[], DType::F32);
+        let ms = median_ms(c, || {
+            cubeprim::reduce_into(c, &src, None, ScanOp::Sum, &out, &mut ws).unwrap()
+        });
+        line(
+            "reduce_sum_f32",
+            ms,
+            4.0 * n as f64,
+            copy_ms,
+            ok,
+            &format!(
+                ",\"frac_of_read_bw\":{:.3}",
+                (4.0 * n as f64 / ms) / (8.0 * n as f64 / copy_ms)
+            ),
+        );
+    }
+
+    // masked_select f32 at 50% (mask u32: cubeprim has no u8 dtype yet), device side only.
+    {
+        let (x, m) = (floats(small, 3), mask(small, 4, 0.5));
+        let got = cubeprim::masked_select(
+            c,
+            &DeviceTensor::from_slice(c, &x, &[small]),
+            &DeviceTensor::from_slice(c, &m, &[small]),
+            &mut ws,
+        )
+        .unwrap()
+        .to_vec::<f32>(c);
+        let ok = got == cubeprim::cpu::select(&x, &m);
+        let md = DeviceTensor::<R>::from_slice(c, &mask(n, 5, 0.5), &[n]);
+        let out = DeviceTensor::<R>::empty(c, &[n], DType::F32);
+        let count = cubeprim::new_count(c);
+        let ms = median_ms(c, || {
+            cubeprim::select_into(c, &src, &md, n, &out, &count, &mut ws).unwrap()
+        });
+        let k = cubeprim::read_count(c, &count) as f64;
+        line(
+            "masked_select_f32_50pct_mask_u32",
+            ms,
+            8.0 * n as f64 + 4.0 * k,
+            copy_ms,
+            ok,
+            "",
+        );
+    }
+
+    // nonzero of 2^n flags at 50% (u32 flags), indices i64.
+    {
+        let m = mask(small, 6, 0.5);
+        let got =
+            cubeprim::nonzero(c, &DeviceTensor::from_slice(c, &m, &[small]), &mut ws).unwrap();
+        let got: Vec<i64> = if got.dtype == DType::I64 {
+            got.to_vec::<i64>(c)
+        } else {
+            got.to_vec::<i32>(c).into_iter().map(i64::from).collect()
+        };
+        let ok = got == cubeprim::cpu::nonzero(&m, &[small]);
+        let md = DeviceTensor::<R>::from_slice(c, &mask(n, 7, 0.5), &[n]);
+        let out = DeviceTensor::<R>::empty(c, &[n, 1], cubeprim::nonzero_index_dtype(c));
+        let count = cubeprim::new_count(c);
+        let ms = median_ms(c, || {
+            cubeprim::nonzero_into(c, &md, &out, &count, &mut ws).unwrap()
+        });
+        let k = cubeprim::read_count(c, &count) as f64;
+        line(
+            "nonzero_50pct_flags_u32",
+            ms,
+            4.0 * n as f64 + 8.0 * k,
+            copy_ms,
+            ok,
+            "",
+        );
+    }
+
+    // unique_consecutive with counts, sorted i32 keys (mean run 4).
+    {
+        let k = sorted_keys(small, 8);
+        let u = cubeprim::unique_consecutive_sized(
+            c,
+            &DeviceTensor::from_slice(c, &k, &[small]),
+            false,
+            true,
+            &mut ws,
+        )
+        .unwrap();
+        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k);
+        let counts = u.counts.unwrap();
+        let cnt: Vec<i64> = if counts.dtype == DType::I64 {
+            counts.to_vec::<i64>(c)
+        } else {
+            counts.to_vec::<i32>(c).into_iter().map(i64::from).collect()
+        };
+        let ok = u.values.to_vec::<i32>(c) == wu && cnt == wc;
+        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]);
+        let mut runs = 0.0;
+        let ms = median_ms(c, || {
+            let u = cubeprim::unique_consecutive(c, &kd, n, false, true, &mut ws).unwrap();
+            runs = u.count.num_elements() as f64;
+        });
+        let _ = runs;
+        let u = cubeprim::unique_consecutive(c, &kd, n, false, true, &mut ws).unwrap();
+        let r = cubeprim::read_count(c, &u.count) as f64;
+        line(
+            "unique_consecutive_counts_i32_sorted",
+            ms,
+            4.0 * n as f64 + 12.0 * r,
+            copy_ms,
+            ok,
+            &format!(",\"runs\":{r}"),
+        );
+    }
+
+    // reduce_by_key sum, i32 keys (mean run 4), f32 values.
+    {
+        let (k, v) = (sorted_keys(small, 10), floats(small, 11));
+        let (ok_, ov, count) = cubeprim::reduce_by_key(
+            c,
+            &DeviceTensor::from_slice(c, &k, &[small]),
+            &DeviceTensor::from_slice(c, &v, &[small]),
+            small,
+            ScanOp::Sum,
+            &mut ws,
+        )
+        .unwrap();
+        let r = cubeprim::read_count(c, &count);
+        let (wk, wv) = cubeprim::cpu::reduce_by_key(&k, &v, ScanOp::Sum);
+        let gv = ov.to_vec::<f32>(c);
+        let ok = r == wk.len()
+            && ok_.to_vec::<i32>(c)[..r] == wk[..]
+            && gv[..r]
+                .iter()
+                .zip(&wv)
+                .all(|(a, b)| (a - b).abs() <= 1e-4 * (b.abs() + 8.0));
+        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 12), &[n]);
+        let ok2 = DeviceTensor::<R>::empty(c, &[n], DType::I32);
+        let ov2 = DeviceTensor::<R>::empty(c, &[n], DType::F32);
+        let count = cubeprim::new_count(c);
+        let ms = median_ms(c, || {
+            cubeprim::reduce_by_key_into(c, &kd, &src, n, ScanOp::Sum, &ok2, &ov2, &count, &mut ws)
+                .unwrap()
+        });
+        let r = cubeprim::read_count(c, &count) as f64;
+        line(
+            "reduce_by_key_sum_i32_f32",
+            ms,
+            8.0 * n as f64 + 8.0 * r,
+            copy_ms,
+            ok,
+            "",
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let backend = args.get(1).map(String::as_str).unwrap_or("cuda");
+    let log2: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(28);
+    match backend {
+        #[cfg(feature = "cuda")]
+        "cuda" => {
+            use cubecl::cuda::{CudaDevice, CudaRuntime};
+            run(CudaRuntime::client(&CudaDevice::new(0)), "cuda", log2)
+        }
+        _ => {
+            use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+            run(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", log2)
+        }
+    }
+}

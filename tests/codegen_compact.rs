@@ -1,0 +1,366 @@
+//! CUDA C++ and Metal (MSL) source of every kernel of the compaction / run-length / reduce
+//! family, generated without a device (as `tests/codegen.rs` does for the scan): each
+//! `define_*` repeats what `#[cube(launch_unchecked)]` generates for `CubeKernel::define`,
+//! minus the client. A variant passes when both compilers report no error and the source names
+//! the kernel.
+
+use cubecl::ir::TargetProperties;
+use cubecl::prelude::*;
+use cubecl::Compiler;
+use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
+use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
+use cubecl_cpp::MslCompiler;
+use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::reduce::reduce_rows;
+use cubeprim_kernels::device::run_length::{run_length, RunConfig};
+use cubeprim_kernels::device::select::{compact, CompactMode, PassConfig};
+use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
+use half::f16;
+use std::sync::Mutex;
+
+const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
+
+fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
+    let mut b = KernelBuilder::default();
+    b.runtime_properties(TargetProperties::default());
+    let s = KernelSettings::default()
+        .kernel_name(name)
+        .cube_dim(CubeDim::new_1d(threads))
+        .address_type(AddressType::U32);
+    (b, s)
+}
+
+fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
+    b.scope
+        .register_type::<DynamicScalar<M>>(E::as_type_native_unchecked().storage_type());
+}
+
+fn scalar_u32(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
+    <u32 as LaunchArg>::expand(&Default::default(), b)
+}
+
+fn input<E: CubePrimitive>(b: &mut KernelBuilder) -> <Array<E> as CubeType>::ExpandType {
+    <Array<E> as LaunchArg>::expand(&ARRAY, b)
+}
+
+fn output<E: CubePrimitive>(b: &mut KernelBuilder) -> <Array<E> as CubeType>::ExpandType {
+    <Array<E> as LaunchArg>::expand_output(&ARRAY, b)
+}
+
+fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int>(
+    name: &str,
+    vec: usize,
+    cfg: PassConfig,
+    mode: CompactMode,
+) -> KernelDefinition {
+    use compact::{_F, _N, _T, _V, _X};
+    type DF = DynamicScalar<_F>;
+    type DT = DynamicScalar<_T>;
+    type DV = DynamicScalar<_V>;
+    type DX = DynamicScalar<_X>;
+    type DN = DynamicSize<_N>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<F, _F>(&mut b);
+    register::<T, _T>(&mut b);
+    register::<V, _V>(&mut b);
+    register::<X, _X>(&mut b);
+    b.scope.register_size::<DN>(vec);
+    s.address_type.register(&mut b.scope);
+    let flags = input::<Vector<DF, DN>>(&mut b);
+    let data = input::<Vector<DT, DN>>(&mut b);
+    let values = input::<Vector<DV, DN>>(&mut b);
+    let out = output::<DT>(&mut b);
+    let out_values = output::<DV>(&mut b);
+    let out_index = output::<DX>(&mut b);
+    let count = output::<u32>(&mut b);
+    let len = input::<u32>(&mut b);
+    let total = input::<u32>(&mut b);
+    let shape = input::<u32>(&mut b);
+    let state = output::<Atomic<u32>>(&mut b);
+    let state_view = output::<u32>(&mut b);
+    let n = scalar_u32(&mut b);
+    let epoch = scalar_u32(&mut b);
+    let base = scalar_u32(&mut b);
+    compact::expand::<DF, DT, DV, DX, DN>(
+        &mut b.scope,
+        vec,
+        flags,
+        data,
+        values,
+        out,
+        out_values,
+        out_index,
+        count,
+        len,
+        total,
+        shape,
+        state,
+        state_view,
+        n,
+        epoch,
+        base,
+        cfg,
+        mode,
+    );
+    b.build(s)
+}
+
+fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp>(
+    name: &str,
+    vec: usize,
+    cfg: PassConfig,
+    run: RunConfig,
+) -> KernelDefinition {
+    use run_length::{_A, _K, _N, _V, _W, _X};
+    type DK = DynamicScalar<_K>;
+    type DV = DynamicScalar<_V>;
+    type DA = DynamicScalar<_A>;
+    type DW = DynamicScalar<_W>;
+    type DX = DynamicScalar<_X>;
+    type DN = DynamicSize<_N>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<K, _K>(&mut b);
+    register::<V, _V>(&mut b);
+    register::<A, _A>(&mut b);
+    register::<W, _W>(&mut b);
+    register::<X, _X>(&mut b);
+    b.scope.register_size::<DN>(vec);
+    s.address_type.register(&mut b.scope);
+    let keys = input::<Vector<DK, DN>>(&mut b);
+    let values = input::<Vector<DV, DN>>(&mut b);
+    let out_keys = output::<DK>(&mut b);
+    let out_values = output::<DW>(&mut b);
+    let inverse = output::<DX>(&mut b);
+    let count = output::<u32>(&mut b);
+    let len = input::<u32>(&mut b);
+    let state = output::<Atomic<u32>>(&mut b);
+    let state_view = output::<u32>(&mut b);
+    let n = scalar_u32(&mut b);
+    let epoch = scalar_u32(&mut b);
+    let base = scalar_u32(&mut b);
+    run_length::expand::<DK, DV, DA, DW, DX, O, DN>(
+        &mut b.scope,
+        vec,
+        keys,
+        values,
+        out_keys,
+        out_values,
+        inverse,
+        count,
+        len,
+        state,
+        state_view,
+        n,
+        epoch,
+        base,
+        cfg,
+        run,
+    );
+    b.build(s)
+}
+
+fn define_reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp>(
+    name: &str,
+    vec: usize,
+    cfg: TileConfig,
+    device_len: bool,
+) -> KernelDefinition {
+    use reduce_rows::{_A, _N, _T, _U};
+    type DT = DynamicScalar<_T>;
+    type DA = DynamicScalar<_A>;
+    type DU = DynamicScalar<_U>;
+    type DN = DynamicSize<_N>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    register::<A, _A>(&mut b);
+    register::<U, _U>(&mut b);
+    b.scope.register_size::<DN>(vec);
+    s.address_type.register(&mut b.scope);
+    let inp = input::<Vector<DT, DN>>(&mut b);
+    let out = output::<DU>(&mut b);
+    let layout = input::<u32>(&mut b);
+    let len = input::<u32>(&mut b);
+    let n_vec = scalar_u32(&mut b);
+    let tiles_per_row = scalar_u32(&mut b);
+    let num_tiles = scalar_u32(&mut b);
+    let in_stride = scalar_u32(&mut b);
+    reduce_rows::expand::<DT, DA, DU, O, DN>(
+        &mut b.scope,
+        vec,
+        inp,
+        out,
+        layout,
+        len,
+        n_vec,
+        tiles_per_row,
+        num_tiles,
+        in_stride,
+        cfg,
+        device_len,
+    );
+    b.build(s)
+}
+
+/// cubecl-cpp numbers temporaries with a global counter: one compilation at a time.
+static COMPILER: Mutex<()> = Mutex::new(());
+
+/// CUDA C++ and MSL of one kernel (`Unchecked`, the mode of `launch_unchecked`).
+fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
+    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
+    let mode = ExecutionMode::Unchecked;
+    let addr = AddressType::U32.unsigned_type();
+    let opts = CompilationOptions {
+        warp_size: 32,
+        supports_features: CppSupportedFeatures {
+            grid_constants: true,
+            ..Default::default()
+        },
+    };
+    let cuda = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
+        .compile(define(), &opts, mode, addr)
+        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
+        .to_string();
+    let msl = MslCompiler::default()
+        .compile(define(), &CompilationOptions::default(), mode, addr)
+        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
+        .to_string();
+    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
+        assert!(
+            src.contains(name),
+            "{lang} of {name} does not name the kernel"
+        );
+    }
+    (cuda, msl)
+}
+
+fn pass(
+    vec: usize,
+    plane_ops: bool,
+    plain_reads: bool,
+    device_len: bool,
+    staged: bool,
+) -> PassConfig {
+    PassConfig {
+        threads: 256,
+        vectors_per_thread: (32 / vec as u32).min(16),
+        plane_ops,
+        window: 32,
+        windows: 8,
+        spins: 16,
+        plain_reads,
+        plane_max: 32,
+        device_len,
+        staged,
+    }
+}
+
+const MODES: [CompactMode; 6] = [
+    CompactMode::Select { values: false },
+    CompactMode::Select { values: true },
+    CompactMode::Partition { values: false },
+    CompactMode::Partition { values: true },
+    CompactMode::NonZero,
+    CompactMode::Count,
+];
+
+fn compact_variants<F: Numeric, T: Numeric>(dtype: &str) -> usize {
+    let mut count = 0;
+    for (m, &mode) in MODES.iter().enumerate() {
+        for vec in [1usize, 4] {
+            for plane_ops in [false, true] {
+                let cfg = pass(vec, plane_ops, plane_ops, m % 2 == 0, m < 2 || m == 4);
+                let name = format!("compact_{dtype}_m{m}_v{vec}_p{}", plane_ops as u8);
+                let (cuda, msl) = compile_both(&name, || {
+                    define_compact::<F, T, u32, i64>(&name, vec, cfg, mode)
+                });
+                if plane_ops {
+                    assert!(cuda.contains("__shfl"), "{name}: no shuffle in CUDA C++");
+                    assert!(msl.contains("simd_shuffle"), "{name}: no shuffle in MSL");
+                }
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+#[test]
+fn compact_all_modes() {
+    assert_eq!(compact_variants::<f32, u32>("f32"), 24);
+    assert_eq!(compact_variants::<u32, f16>("u32"), 24);
+    assert_eq!(compact_variants::<i32, u64>("i32"), 24);
+}
+
+fn run_length_variants<K: Numeric, V: Numeric, A: Numeric, O: ScanOp>(name0: &str) -> usize {
+    let mut count = 0;
+    for ones in [false, true] {
+        for vec in [1usize, 4] {
+            for plane_ops in [false, true] {
+                let cfg = pass(vec, plane_ops, plane_ops, vec == 1, false);
+                let run = RunConfig {
+                    ones,
+                    inverse: ones,
+                    write_values: true,
+                };
+                let name = format!(
+                    "run_length_{name0}_o{}_v{vec}_p{}",
+                    ones as u8, plane_ops as u8
+                );
+                if ones {
+                    compile_both(&name, || {
+                        define_run_length::<K, u32, u32, i64, i64, Add>(&name, vec, cfg, run)
+                    });
+                } else {
+                    compile_both(&name, || {
+                        define_run_length::<K, V, A, V, i32, O>(&name, vec, cfg, run)
+                    });
+                }
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+#[test]
+fn run_length_all_ops() {
+    assert_eq!(run_length_variants::<i32, f32, f32, Add>("i32_f32_add"), 8);
+    assert_eq!(run_length_variants::<f32, f16, f32, Max>("f32_f16_max"), 8);
+    assert_eq!(run_length_variants::<u32, i32, i32, Min>("u32_i32_min"), 8);
+    assert_eq!(run_length_variants::<f16, u32, u32, Mul>("f16_u32_mul"), 8);
+}
+
+#[test]
+fn reduce_rows_all_ops() {
+    fn one<T: Numeric, A: Numeric, O: ScanOp>(name0: &str) {
+        for vec in [1usize, 4] {
+            for plane_ops in [false, true] {
+                for device_len in [false, true] {
+                    let cfg = TileConfig {
+                        threads: 256,
+                        vectors_per_thread: 8,
+                        reverse: false,
+                        exclusive: false,
+                        indexed: false,
+                        plane_ops,
+                    };
+                    let name = format!(
+                        "reduce_rows_{name0}_v{vec}_p{}_d{}",
+                        plane_ops as u8, device_len as u8
+                    );
+                    compile_both(&name, || {
+                        define_reduce_rows::<T, A, T, O>(&name, vec, cfg, device_len)
+                    });
+                    compile_both(&name, || {
+                        define_reduce_rows::<T, A, A, O>(&name, vec, cfg, device_len)
+                    });
+                }
+            }
+        }
+    }
+    one::<f32, f32, Add>("f32_add");
+    one::<f16, f32, Add>("f16_add");
+    one::<i32, i32, Mul>("i32_mul");
+    one::<f32, f32, Max>("f32_max");
+    one::<u32, u32, Min>("u32_min");
+}
