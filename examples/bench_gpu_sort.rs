@@ -10,7 +10,7 @@
 
 use cubecl::prelude::*;
 use cubeprim::cpu::{self, SortElement};
-use cubeprim::{DeviceTensor, IndexType, SortOptions, Workspace};
+use cubeprim::{DeviceTensor, IndexType, SortOptions, TopKMethod, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
@@ -278,9 +278,21 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
             &check,
         );
     }
-    {
+    // top-k by selection (one cube per row) and by sorting each row.
+    for method in [TopKMethod::Select, TopKMethod::Sort] {
         let k = 50;
-        let (v, i) = cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
+        let top = |ws: &mut Workspace<R>| {
+            cubeprim::top_k_with(&client, &x, k, true, IndexType::I64, method, ws)
+        };
+        let (v, i) = match top(&mut ws) {
+            Ok(r) => r,
+            Err(e) => {
+                println!(
+                    "{{\"case\": \"top-k k=50 f32 (i64 indices, {method:?})\", \"error\": \"{e}\"}}"
+                );
+                continue;
+            }
+        };
         let (want_v, want_i) = cpu::top_k_rows(&src[..sub], n, k, true);
         let gv = v.to_vec::<f32>(&client);
         let gi = i.to_vec::<i64>(&client);
@@ -293,10 +305,10 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
             Err("differs from the CPU".into())
         });
         let ms = median_ms(&client, reps, || {
-            cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
+            top(&mut ws).unwrap();
         });
         line(
-            "top-k k=50 f32 (i64 indices)",
+            &format!("top-k k=50 f32 (i64 indices, {method:?})"),
             &[rows, n],
             ms,
             4.0 * (rows * n) as f64,
