@@ -1,6 +1,8 @@
 //! GPU benchmark of the sort family, for the H200 (CUDA) or any wgpu device.
 //!
-//! `cargo run --release --features cuda --example bench_gpu_sort -- [cuda|wgpu] [--small]`
+//! `cargo run --release --features cuda --example bench_gpu_sort -- [cuda|wgpu] [--small]
+//! [--rows-only]` (`--rows-only`: the copy floor, the row sorts, top-k and searchsorted; no
+//! 1-D sorts)
 //!
 //! Prints one JSON line per case. Each case is first checked on fresh random data (against the
 //! CPU reference, or for the 2^28 cases by an O(n) check: output ordered, a stable permutation
@@ -10,7 +12,7 @@
 
 use cubecl::prelude::*;
 use cubeprim::cpu::{self, SortElement};
-use cubeprim::{DeviceTensor, IndexType, SortOptions, Workspace};
+use cubeprim::{DeviceTensor, IndexType, SortOptions, TopKMethod, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
@@ -103,7 +105,7 @@ fn ok(r: Result<(), String>) -> String {
     }
 }
 
-fn run<R: Runtime>(device: &R::Device, small: bool) {
+fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
     let client = R::client(device);
     let mut ws = Workspace::<R>::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
@@ -137,102 +139,105 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
     );
     drop((a, b));
 
-    // u32 keys only.
-    {
-        let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-        let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
-        let check = ok(check_sorted_u32(&src, &out.to_vec::<u32>(&client)));
-        let ms = median_ms(&client, reps, || {
-            cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
-        });
-        line(
-            "sort u32 keys",
-            &[big],
-            ms,
-            8.0 * big as f64,
-            copy_gbs,
-            &check,
-        );
-    }
-    drop(src);
-    // i32 keys only.
-    {
-        let src: Vec<i32> = (0..big).map(|_| rng.random()).collect();
-        let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-        let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
-        let got = out.to_vec::<i32>(&client);
-        let as_u = |v: &[i32]| {
-            v.iter()
-                .map(|&x| x as u32 ^ 0x8000_0000)
-                .collect::<Vec<u32>>()
-        };
-        let check = ok(check_sorted_u32(&as_u(&src), &as_u(&got)));
-        let ms = median_ms(&client, reps, || {
-            cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
-        });
-        line(
-            "sort i32 keys",
-            &[big],
-            ms,
-            8.0 * big as f64,
-            copy_gbs,
-            &check,
-        );
-    }
-    // f32 stable argsort (u32 and i64 indices).
-    {
-        let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-        for index in [IndexType::U32, IndexType::I64] {
-            let idx =
-                cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
-            let got: Vec<u32> = match index {
-                IndexType::U32 => idx.to_vec::<u32>(&client),
-                IndexType::I64 => idx
-                    .to_vec::<i64>(&client)
-                    .iter()
-                    .map(|&i| i as u32)
-                    .collect(),
-            };
-            let check = ok(check_argsort(&src, &got));
+    // The 1-D cases (skipped with `--rows-only`).
+    if !rows_only {
+        // u32 keys only.
+        {
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+            let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            let check = ok(check_sorted_u32(&src, &out.to_vec::<u32>(&client)));
             let ms = median_ms(&client, reps, || {
-                cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+                cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
             });
-            let ib = if index == IndexType::U32 { 4.0 } else { 8.0 };
             line(
-                &format!("argsort f32 stable ({index:?} indices)"),
+                "sort u32 keys",
                 &[big],
                 ms,
-                (4.0 + ib) * big as f64,
+                8.0 * big as f64,
                 copy_gbs,
                 &check,
             );
         }
-    }
-    // f32 sort of 2^22 (burn's built-in: 481 ms on the H200, read back to the CPU).
-    {
-        let n = 1usize << 22;
-        let src: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-        let x = DeviceTensor::<R>::from_slice(&client, &src, &[n]);
-        let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
-        let want = cpu::sort_rows(&src, n, false);
-        let got = out.to_vec::<f32>(&client);
-        let check = ok(if got == want {
-            Ok(())
-        } else {
-            Err("differs from the CPU".into())
-        });
-        let ms = median_ms(&client, reps, || {
-            cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
-        });
-        line(
-            "sort f32 keys (burn: 481 ms)",
-            &[n],
-            ms,
-            8.0 * n as f64,
-            copy_gbs,
-            &check,
-        );
+        drop(src);
+        // i32 keys only.
+        {
+            let src: Vec<i32> = (0..big).map(|_| rng.random()).collect();
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+            let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            let got = out.to_vec::<i32>(&client);
+            let as_u = |v: &[i32]| {
+                v.iter()
+                    .map(|&x| x as u32 ^ 0x8000_0000)
+                    .collect::<Vec<u32>>()
+            };
+            let check = ok(check_sorted_u32(&as_u(&src), &as_u(&got)));
+            let ms = median_ms(&client, reps, || {
+                cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            });
+            line(
+                "sort i32 keys",
+                &[big],
+                ms,
+                8.0 * big as f64,
+                copy_gbs,
+                &check,
+            );
+        }
+        // f32 stable argsort (u32 and i64 indices).
+        {
+            let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+            for index in [IndexType::U32, IndexType::I64] {
+                let idx =
+                    cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+                let got: Vec<u32> = match index {
+                    IndexType::U32 => idx.to_vec::<u32>(&client),
+                    IndexType::I64 => idx
+                        .to_vec::<i64>(&client)
+                        .iter()
+                        .map(|&i| i as u32)
+                        .collect(),
+                };
+                let check = ok(check_argsort(&src, &got));
+                let ms = median_ms(&client, reps, || {
+                    cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+                });
+                let ib = if index == IndexType::U32 { 4.0 } else { 8.0 };
+                line(
+                    &format!("argsort f32 stable ({index:?} indices)"),
+                    &[big],
+                    ms,
+                    (4.0 + ib) * big as f64,
+                    copy_gbs,
+                    &check,
+                );
+            }
+        }
+        // f32 sort of 2^22 (burn's built-in: 481 ms on the H200, read back to the CPU).
+        {
+            let n = 1usize << 22;
+            let src: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[n]);
+            let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            let want = cpu::sort_rows(&src, n, false);
+            let got = out.to_vec::<f32>(&client);
+            let check = ok(if got == want {
+                Ok(())
+            } else {
+                Err("differs from the CPU".into())
+            });
+            let ms = median_ms(&client, reps, || {
+                cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            });
+            line(
+                "sort f32 keys (burn: 481 ms)",
+                &[n],
+                ms,
+                8.0 * n as f64,
+                copy_gbs,
+                &check,
+            );
+        }
     }
     // Row-wise sort with indices and top-k, [16384, 4096] f32.
     let (rows, n) = if small { (1024, 4096) } else { (16384, 4096) };
@@ -278,9 +283,21 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
             &check,
         );
     }
-    {
+    // top-k by selection (one cube per row) and by sorting each row.
+    for method in [TopKMethod::Select, TopKMethod::Sort] {
         let k = 50;
-        let (v, i) = cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
+        let top = |ws: &mut Workspace<R>| {
+            cubeprim::top_k_with(&client, &x, k, true, IndexType::I64, method, ws)
+        };
+        let (v, i) = match top(&mut ws) {
+            Ok(r) => r,
+            Err(e) => {
+                println!(
+                    "{{\"case\": \"top-k k=50 f32 (i64 indices, {method:?})\", \"error\": \"{e}\"}}"
+                );
+                continue;
+            }
+        };
         let (want_v, want_i) = cpu::top_k_rows(&src[..sub], n, k, true);
         let gv = v.to_vec::<f32>(&client);
         let gi = i.to_vec::<i64>(&client);
@@ -293,10 +310,10 @@ fn run<R: Runtime>(device: &R::Device, small: bool) {
             Err("differs from the CPU".into())
         });
         let ms = median_ms(&client, reps, || {
-            cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
+            top(&mut ws).unwrap();
         });
         line(
-            "top-k k=50 f32 (i64 indices)",
+            &format!("top-k k=50 f32 (i64 indices, {method:?})"),
             &[rows, n],
             ms,
             4.0 * (rows * n) as f64,
@@ -345,11 +362,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map(String::as_str).unwrap_or("cuda");
     let small = args.iter().any(|a| a == "--small");
+    let rows_only = args.iter().any(|a| a == "--rows-only");
     match which {
         #[cfg(feature = "cuda")]
-        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), small),
+        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), small, rows_only),
         #[cfg(feature = "wgpu")]
-        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), small),
+        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), small, rows_only),
         other => panic!("runtime {other} not built (features: cuda, wgpu)"),
     }
 }

@@ -12,6 +12,7 @@ use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::RadixConfig;
 use cubeprim_kernels::device::radix_histogram::radix_histogram;
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use half::{bf16, f16};
@@ -161,6 +162,42 @@ fn define_rows<T: Numeric, X: Numeric>(
         cfg,
         indexed,
         write_keys,
+    );
+    b.build(s)
+}
+
+fn define_select<T: Numeric, X: Numeric>(
+    name: &str,
+    cfg: RadixConfig,
+    cand_items: u32,
+) -> KernelDefinition {
+    use radix_select_rows::{_T, _X};
+    type DT = DynamicScalar<_T>;
+    type DX = DynamicScalar<_X>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    register::<X, _X>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let keys_in = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let keys_out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let idx_out = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let a: Vec<_> = (0..6).map(|_| u32_arg(&mut b)).collect();
+    let [rows, n, st, k, kb, fl] = a.try_into().ok().unwrap();
+    radix_select_rows::expand::<DT, DX>(
+        &mut b.scope,
+        keys_in,
+        keys_out,
+        idx_out,
+        layout,
+        rows,
+        n,
+        st,
+        k,
+        kb,
+        fl,
+        cfg,
+        cand_items,
     );
     b.build(s)
 }
@@ -328,4 +365,35 @@ fn sort_kernels_64_bit_keys() {
     assert_eq!(key_type::<u64>("u64"), 30);
     assert_eq!(key_type::<i64>("i64"), 30);
     assert_eq!(key_type::<f64>("f64"), 30);
+}
+
+/// The selection top-k for one key type: both tiles, a small and a larger candidate tile,
+/// u32 and i64 positions; the histogram uses shared-memory atomics.
+fn select_key_type<T: Numeric>(ty: &str) -> usize {
+    let mut count = 0;
+    for (c, &cfg) in CFGS.iter().enumerate() {
+        for cand_items in [1, 4] {
+            let name = format!("radix_select_rows_{ty}_c{c}_ci{cand_items}");
+            let (cuda, msl) =
+                compile_both(&name, || define_select::<T, u32>(&name, cfg, cand_items));
+            assert!(cuda.contains("atomicAdd"), "{name}: no atomic in CUDA C++");
+            assert!(msl.contains("atomic_fetch_add"), "{name}: no atomic in MSL");
+            count += 1;
+        }
+        let name = format!("radix_select_rows_{ty}_c{c}_i64");
+        compile_both(&name, || define_select::<T, i64>(&name, cfg, 2));
+        count += 1;
+    }
+    count
+}
+
+#[test]
+fn select_kernels_every_key_size() {
+    assert_eq!(select_key_type::<f32>("f32"), 6);
+    assert_eq!(select_key_type::<i32>("i32"), 6);
+    assert_eq!(select_key_type::<u32>("u32"), 6);
+    assert_eq!(select_key_type::<f16>("f16"), 6);
+    assert_eq!(select_key_type::<bf16>("bf16"), 6);
+    assert_eq!(select_key_type::<f64>("f64"), 6);
+    assert_eq!(select_key_type::<i64>("i64"), 6);
 }

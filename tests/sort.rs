@@ -15,7 +15,7 @@ use common::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{
     DType, DeviceTensor, Element, Error, IndexType, Len, Payload, Side, SortOptions, SortTuning,
-    Workspace,
+    TopKMethod, Workspace,
 };
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -517,6 +517,59 @@ fn top_k_rows() {
             }
         }
     }
+}
+
+/// Top-k by selection and by sorting against the reference: rows with NaN (both signs),
+/// ±inf, ±0, many ties and all equal; k from 1 to n. Selection must be available for rows
+/// up to 1025 keys (any device); past that it may refuse where a row does not fit a cube.
+#[test]
+fn top_k_selection_and_sorting_agree() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(82);
+    let mut selected = 0;
+    for n in [1usize, 7, 1024, 1025, 4096, 5000] {
+        let rows = 4;
+        let mut data: Vec<f32> = special(&mut r, n);
+        data.extend(tie_values::<f32>(&mut r, n, 0.1, 0.1));
+        data.extend(vec![3.5f32; n]);
+        data.extend((0..n).map(|j| (j % 5) as f32 - 2.0));
+        let x = upload(&c, &data, &[rows, n]);
+        let mut ks: Vec<usize> = vec![1, 2, 50, n - 1, n];
+        ks.retain(|&k| k >= 1 && k <= n);
+        ks.dedup();
+        for &k in &ks {
+            for largest in [true, false] {
+                let index = if k == 2 {
+                    IndexType::I64
+                } else {
+                    IndexType::U32
+                };
+                if !supports(&c, index.dtype()) {
+                    continue;
+                }
+                let (wv, wi) = cpu::top_k_rows(&data, n, k, largest);
+                let wi: Vec<i64> = wi.into_iter().map(i64::from).collect();
+                for method in [TopKMethod::Select, TopKMethod::Sort, TopKMethod::Auto] {
+                    let what = format!("[{rows}, {n}] k={k} largest={largest} {method:?}");
+                    let got = cubeprim::top_k_with(&c, &x, k, largest, index, method, &mut ws);
+                    let (v, i) = match got {
+                        Err(Error::Unsupported(_)) if method == TopKMethod::Select && n > 1025 => {
+                            continue
+                        }
+                        g => g.unwrap_or_else(|e| panic!("{what}: {e}")),
+                    };
+                    if method == TopKMethod::Select {
+                        selected += 1;
+                    }
+                    let gv = v.to_vec::<f32>(&c);
+                    assert!(bytes_eq(&gv, &wv), "{what}: {}", first_diff(&gv, &wv));
+                    assert!(read_idx(&c, &i) == wi, "{what}: indices");
+                }
+            }
+        }
+    }
+    assert!(selected >= 30, "selection ran {selected} times");
 }
 
 #[test]

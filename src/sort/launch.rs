@@ -1,6 +1,6 @@
 //! Dtype dispatch and the kernel launches of the sort family.
 
-use super::plan::{Route, SortPlan, ValueKind};
+use super::plan::{Route, SelectPlan, SortPlan, ValueKind};
 use crate::scan::{scan_into, ScanOp, ScanOptions};
 use crate::{DType, DeviceTensor, Result, Workspace};
 use cubecl::prelude::*;
@@ -8,6 +8,7 @@ use cubecl::server::Handle;
 use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::radix_histogram::radix_histogram;
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use half::{bf16, f16};
 
@@ -148,6 +149,57 @@ fn in_cube<R: Runtime>(
             ValueKind::Indices(DType::I64) => go!(i64, true),
             ValueKind::Indices(_) => go!(u32, true),
             _ => go!(u32, false),
+        }
+    });
+}
+
+/// Top-k by radix selection: `rows` rows of `n` keys, the first `k` of each row's stable
+/// order (descending: largest first) into `values` / `indices` (u32 or i64).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn select_rows<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: SelectPlan,
+    key: DType,
+    index: DType,
+    keys: &KeysIn,
+    rows: usize,
+    n: usize,
+    k: usize,
+    descending: bool,
+    values: &Handle,
+    indices: &Handle,
+) {
+    let out_len = rows * k;
+    let flip = if descending { u32::MAX } else { 0 };
+    let key_bits = crate::cpu::key_bits(key);
+    let count = SortPlan::cube_count(rows as u32);
+    with_key!(key, |K| {
+        macro_rules! go {
+            ($X:ty) => {
+                unsafe {
+                    radix_select_rows::launch_unchecked::<K, $X, R>(
+                        client,
+                        count,
+                        CubeDim::new_1d(plan.cfg.threads),
+                        arg(&keys.handle, keys.len),
+                        arg(values, out_len),
+                        arg(indices, out_len),
+                        arg(&keys.layout, keys.layout_len),
+                        rows as u32,
+                        n as u32,
+                        keys.stride,
+                        k as u32,
+                        key_bits,
+                        flip,
+                        plan.cfg,
+                        plan.cand_items,
+                    )
+                }
+            };
+        }
+        match index {
+            DType::I64 => go!(i64),
+            _ => go!(u32),
         }
     });
 }

@@ -13,8 +13,12 @@
 //!   that ranks each tile in the cube. Every pass is a plain kernel: nothing waits on another
 //!   cube, so no runtime can hang, and the work per unit is bounded whatever the length.
 //!
-//! Top-k sorts each row descending (ascending for the smallest) and keeps the first `k`;
-//! searchsorted is a bounded binary search per query.
+//! Top-k of rows that fit one cube selects: per row, one cube finds the k-th key by radix
+//! selection on the ordered key bits (a shared-memory digit histogram per 8-bit digit, most
+//! significant first), keeps the keys before it and the first ties in row order, and sorts
+//! only those `k`; longer rows (or [`TopKMethod::Sort`]) sort each row descending (ascending
+//! for the smallest) and keep the first `k`. Both give the same result. Searchsorted is a
+//! bounded binary search per query.
 
 mod launch;
 mod plan;
@@ -27,7 +31,20 @@ use cubeprim_kernels::device::search_sorted::search_sorted;
 use half::{bf16, f16};
 use launch::{with_key, KeysIn, SortBuffers};
 use plan::ValueKind;
-pub use plan::{Route, SortPlan};
+pub use plan::{Route, SelectPlan, SortPlan};
+
+/// How [`top_k_with`] finds the `k` best keys of each row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TopKMethod {
+    /// Selection where a row fits one cube and `k <= n / 2`, else sorting.
+    #[default]
+    Auto,
+    /// Radix selection inside one cube per row: the k-th key digit by digit, then only the
+    /// `k` kept keys are sorted. Rows must fit one cube ([`Error::Unsupported`] otherwise).
+    Select,
+    /// Sort each row (in one cube, or device-wide for long rows) and keep the first `k`.
+    Sort,
+}
 
 /// The dtype of the indices argsort, top-k and searchsorted return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -490,6 +507,41 @@ pub fn top_k_into<R: Runtime>(
     indices: &DeviceTensor<R>,
     ws: &mut Workspace<R>,
 ) -> Result<()> {
+    top_k_into_with(client, x, k, largest, TopKMethod::Auto, values, indices, ws)
+}
+
+/// [`top_k`] by the given method (both give the same result).
+pub fn top_k_with<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    k: usize,
+    largest: bool,
+    index: IndexType,
+    method: TopKMethod,
+    ws: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    let mut shape = x.shape.clone();
+    if let Some(l) = shape.last_mut() {
+        *l = k;
+    }
+    let values = DeviceTensor::empty(client, &shape, x.dtype);
+    let indices = DeviceTensor::empty(client, &shape, index.dtype());
+    top_k_into_with(client, x, k, largest, method, &values, &indices, ws)?;
+    Ok((values, indices))
+}
+
+/// [`top_k_into`] by the given method.
+#[allow(clippy::too_many_arguments)]
+pub fn top_k_into_with<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    k: usize,
+    largest: bool,
+    method: TopKMethod,
+    values: &DeviceTensor<R>,
+    indices: &DeviceTensor<R>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
     check_strides(x)?;
     let n = last(x);
     if k > n {
@@ -508,6 +560,46 @@ pub fn top_k_into<R: Runtime>(
             })
         }
     };
+    if method != TopKMethod::Sort {
+        check_dtype(client, x.dtype)?;
+        check_index(client, index)?;
+        let (rows, _) = rows_of(&x.shape)?;
+        let mut out_shape = x.shape.clone();
+        *out_shape.last_mut().unwrap() = k;
+        check_output(values, &out_shape, x.dtype)?;
+        check_output(indices, &out_shape, index.dtype())?;
+        if rows * k == 0 {
+            return Ok(());
+        }
+        let plan = SelectPlan::new(client, n, k, x.dtype, PlaneOps::Auto);
+        let chosen = match (method, plan) {
+            (TopKMethod::Select, None) => {
+                return Err(Error::Unsupported(format!(
+                    "top-k by selection of {k} of {n} keys: a row does not fit one cube"
+                )))
+            }
+            (TopKMethod::Auto, Some(_)) if 2 * k > n => None,
+            (_, p) => p,
+        };
+        if let Some(p) = chosen {
+            to_u32(rows * n, "key count")?;
+            let keys = keys_in(client, x, ws)?;
+            launch::select_rows(
+                client,
+                p,
+                x.dtype,
+                index.dtype(),
+                &keys,
+                rows,
+                n,
+                k,
+                largest,
+                &values.handle,
+                &indices.handle,
+            );
+            return Ok(());
+        }
+    }
     let opts = SortOptions {
         descending: largest,
         ..Default::default()

@@ -278,3 +278,54 @@ impl SortPlan {
         CubeCount::Static(x, y, 1)
     }
 }
+
+/// The tile of the selection top-k ([`cubeprim_kernels::device::radix_select_rows`]): rows of
+/// `n` keys of `key` in one cube, `k` of them sorted in a tile of `threads * cand_items`.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectPlan {
+    pub cfg: RadixConfig,
+    pub cand_items: u32,
+}
+
+impl SelectPlan {
+    /// `None` where a row does not fit one tile of this device (or `k` is 0 or above `n`).
+    pub fn new<R: Runtime>(
+        client: &ComputeClient<R>,
+        n: usize,
+        k: usize,
+        key: DType,
+        p: PlaneOps,
+    ) -> Option<Self> {
+        if k == 0 || k > n {
+            return None;
+        }
+        let plane_ops = plane_ops(client, p);
+        let plane = client.properties().hardware.plane_size_max.max(1);
+        let min_threads = if plane_ops { plane.max(32) } else { 32 };
+        let shared = client.properties().hardware.max_shared_memory_size;
+        let wide_counts = crate::supports_dtype(client, DType::U64);
+        let ks = key.size();
+        ROW_TILES.iter().find_map(|&(threads, items)| {
+            let cfg = RadixConfig {
+                threads,
+                items,
+                plane_ops,
+                wide_counts,
+            };
+            if threads < min_threads || (cfg.tile_len() as usize) < n {
+                return None;
+            }
+            let cand_items = std::iter::successors(Some(1u32), |&i| Some(2 * i))
+                .take_while(|&i| i <= items)
+                .find(|&i| (threads * i) as usize >= k)?;
+            // Keys (then candidates), candidate positions and exchange, histogram, scan
+            // scratch (u32 and the u64 of the two-bit ranking), small words and alignment.
+            let bytes = radix_slots(cfg.tile_len()) * ks
+                + radix_slots(threads * cand_items) * 8
+                + 4 * RADIX as usize
+                + 24 * threads as usize
+                + 96;
+            (bytes <= shared).then_some(Self { cfg, cand_items })
+        })
+    }
+}

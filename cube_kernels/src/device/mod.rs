@@ -19,6 +19,7 @@ pub mod fill;
 pub mod lookback;
 pub mod radix_histogram;
 pub mod radix_scatter;
+pub mod radix_select_rows;
 pub mod radix_sort_rows;
 pub mod reduce;
 pub mod reduce_tiles;
