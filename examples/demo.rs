@@ -183,6 +183,65 @@ fn on_device<R: Runtime>() -> cubeprim::Result<bool> {
     for case in &CASES {
         ok &= time_case(&client, case)?;
     }
+    ok &= beyond_scans(&client)?;
+    Ok(ok)
+}
+
+/// Sort, top-k, select and reduce on the device against the CPU reference (one call each
+/// after a warm-up call that compiles the kernels).
+fn beyond_scans<R: Runtime>(client: &ComputeClient<R>) -> cubeprim::Result<bool> {
+    println!("\n== Sort, top-k, select, reduce (2^20 f32, device synced) ==");
+    let n = 1 << 20;
+    let data = random_data(n, ScanOp::Sum, 99);
+    let x = DeviceTensor::<R>::from_slice(client, &data, &[n]);
+    let mut ws = Workspace::new();
+    let mut ok = true;
+    let mut report = |name: &str, t: Duration, good: bool| {
+        println!(
+            "{name:<38} {:>10.3} ms  {}",
+            ms(t),
+            if good { "ok" } else { "WRONG" }
+        );
+        ok &= good;
+    };
+
+    let opts = cubeprim::SortOptions::default();
+    cubeprim::sort(client, &x, opts, &mut ws)?;
+    let t = Instant::now();
+    let y = cubeprim::sort(client, &x, opts, &mut ws)?;
+    let got: Vec<f32> = y.to_vec(client);
+    report(
+        "sort (stable radix)",
+        t.elapsed(),
+        got == cpu::sort_rows(&data, n, false),
+    );
+
+    let rows = DeviceTensor::<R>::from_slice(client, &data, &[256, 4096]);
+    let idx = cubeprim::IndexType::U32;
+    cubeprim::top_k(client, &rows, 8, true, idx, &mut ws)?;
+    let t = Instant::now();
+    let (v, _) = cubeprim::top_k(client, &rows, 8, true, idx, &mut ws)?;
+    let got: Vec<f32> = v.to_vec(client);
+    let want = cpu::top_k_rows(&data, 4096, 8, true).0;
+    report("top_k k=8 of [256, 4096]", t.elapsed(), got == want);
+
+    let mask: Vec<u32> = data.iter().map(|&v| (v > 0.0) as u32).collect();
+    let m = DeviceTensor::<R>::from_slice(client, &mask, &[n]);
+    cubeprim::masked_select(client, &x, &m, &mut ws)?;
+    let t = Instant::now();
+    let sel = cubeprim::masked_select(client, &x, &m, &mut ws)?;
+    let got: Vec<f32> = sel.to_vec(client);
+    report(
+        "masked_select (x > 0)",
+        t.elapsed(),
+        got == cpu::select(&data, &mask),
+    );
+
+    let t = Instant::now();
+    let total = cubeprim::reduce(client, &x, None, ScanOp::Max, &mut ws)?;
+    let got = total.to_vec::<f32>(client)[0];
+    let want = data.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+    report("reduce max", t.elapsed(), got == want);
     Ok(ok)
 }
 
