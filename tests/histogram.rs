@@ -32,6 +32,9 @@ fn histogram_matches_cpu() {
     let Some(c) = client() else { return };
     let mut rng = rng(21);
     let mut ws = Workspace::new();
+    // Both paths run: up to 256 bins fit shared memory, 70 000 do not.
+    let smem = c.properties().hardware.max_shared_memory_size;
+    assert!((1024..70_000 * 4).contains(&smem), "shared memory {smem}");
     for &n in &[0usize, 1, 1000, (1 << 20) + 3] {
         for &bins in &[1usize, 7, 256, 5000, 70_000] {
             let k = keys(&mut rng, n, bins);

@@ -19,6 +19,8 @@ use cubeprim_kernels::device::histogram::{histogram_global, histogram_shared};
 const THREADS: u32 = 256;
 /// Keys per unit on the global-atomics path.
 const GLOBAL_ITEMS: u32 = 16;
+/// Keys one call counts: 2^32 less one chunk of the largest cube (256 units × 512 keys).
+const MAX_KEYS: usize = (u32::MAX - (1 << 17)) as usize;
 
 /// Bytes of [`Workspace`] a histogram needs: none (kept for the uniform size-query API).
 pub fn histogram_workspace_bytes(_bins: usize) -> usize {
@@ -55,9 +57,10 @@ pub fn histogram_into<'a, R: Runtime>(
     }
     len.validate(keys.num_elements())?;
     let cap = len.capacity();
-    if cap > u32::MAX as usize {
+    // Positions are 32-bit in the kernel: the last cube's chunk must not wrap past 2^32.
+    if cap > MAX_KEYS {
         return Err(Error::Unsupported(format!(
-            "{cap} keys: at most 2^32 - 1 per call"
+            "{cap} keys: at most {MAX_KEYS} per call"
         )));
     }
     check_input(client, keys, cap)?;
