@@ -30,17 +30,20 @@ pub mod cpu;
 pub mod device;
 mod dtype;
 mod error;
+pub mod histogram;
 pub mod reduce;
 pub mod runs;
 pub mod scan;
 pub mod select;
 pub mod sort;
 mod tensor;
+pub mod unique;
 mod workspace;
 
 pub use count::Len;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
+pub use histogram::{histogram, histogram_into, histogram_workspace_bytes};
 pub use reduce::{reduce, reduce_into, reduce_len_into, reduce_workspace_bytes, ReduceOp};
 pub use runs::{
     reduce_by_key, reduce_by_key_into, runs_workspace_bytes, unique_consecutive,
@@ -63,6 +66,7 @@ pub use sort::{
     TopKMethod,
 };
 pub use tensor::DeviceTensor;
+pub use unique::unique;
 pub use workspace::{workspace_bytes, Workspace};
 
 pub use cubecl;

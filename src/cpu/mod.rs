@@ -2,12 +2,15 @@
 //! where no device is found. O(n), same semantics as the kernels (f16 / bf16 accumulate in f32,
 //! integer sums and products wrap, NaN propagates through max / min, ties pick the later element).
 
+mod histogram;
 mod reduce;
 mod runs;
 mod scan;
 mod select;
 mod sort;
+mod unique;
 
+pub use histogram::histogram;
 pub use reduce::reduce;
 pub use runs::{reduce_by_key, unique_consecutive};
 pub use scan::{scan, scan_with_indices, take_second, ScanElement};
@@ -16,6 +19,7 @@ pub use sort::{
     argsort_rows, argsort_rows_bits, key_bits, permute_rows, searchsorted, sort_rows, top_k_rows,
     SortElement,
 };
+pub use unique::unique;
 
 /// Row-major copy of a strided view of `all`.
 pub fn gather<E: Copy>(all: &[E], shape: &[usize], strides: &[usize], offset: usize) -> Vec<E> {

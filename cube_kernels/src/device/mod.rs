@@ -13,9 +13,12 @@
 //! - [`search_sorted`]: searchsorted / bucketize.
 //! - [`select`]: single-pass stream compaction (select, partition, nonzero, count);
 //! - [`run_length`]: single-pass run-length encoding (reduce-by-key, unique-consecutive);
-//! - [`reduce`]: tile reductions of rows (whole buffers and any axis).
+//! - [`reduce`]: tile reductions of rows (whole buffers and any axis);
+//! - [`histogram`]: bincount of integer keys (shared-memory bins, or global atomics);
+//! - [`scatter`]: `out[index[i]] = src[i]` (inverse of a sort permutation, for unique).
 
 pub mod fill;
+pub mod histogram;
 pub mod lookback;
 pub mod radix_histogram;
 pub mod radix_scatter;
@@ -25,6 +28,7 @@ pub mod reduce;
 pub mod reduce_tiles;
 pub mod run_length;
 pub mod scan_rows;
+pub mod scatter;
 pub mod search_sorted;
 pub mod select;
 pub mod tile_state;

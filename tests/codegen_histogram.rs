@@ -1,0 +1,152 @@
+//! Metal (MSL) and CUDA C++ source of the histogram kernels and of unique's inverse scatter,
+//! generated without a device (as tests/codegen_sort.rs does): each `define_*` repeats what
+//! `#[cube(launch_unchecked)]` generates for `CubeKernel::define`, minus the client. A variant
+//! passes when both compilers report no error, the source names the kernel and, for the
+//! histograms, uses the atomic add.
+
+use cubecl::ir::TargetProperties;
+use cubecl::prelude::*;
+use cubecl::Compiler;
+use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
+use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
+use cubecl_cpp::MslCompiler;
+use cubeprim_kernels::device::histogram::{histogram_global, histogram_shared};
+use cubeprim_kernels::device::scatter::scatter_by_index;
+use std::sync::Mutex;
+
+const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
+const THREADS: u32 = 256;
+
+fn settings(name: &str) -> (KernelBuilder, KernelSettings) {
+    let mut b = KernelBuilder::default();
+    b.runtime_properties(TargetProperties::default());
+    let s = KernelSettings::default()
+        .kernel_name(name)
+        .cube_dim(CubeDim::new_1d(THREADS))
+        .address_type(AddressType::U32);
+    (b, s)
+}
+
+fn u32_arg(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
+    <u32 as LaunchArg>::expand(&Default::default(), b)
+}
+
+/// `smem_bins`: `Some(words)` for the shared-memory kernel, `None` for the global one.
+fn define_histogram(name: &str, smem_bins: Option<usize>, device_len: bool) -> KernelDefinition {
+    let (mut b, s) = settings(name);
+    s.address_type.register(&mut b.scope);
+    let keys = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let out = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let len = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let (n, bins, items) = (u32_arg(&mut b), u32_arg(&mut b), u32_arg(&mut b));
+    match smem_bins {
+        Some(words) => histogram_shared::expand(
+            &mut b.scope,
+            keys,
+            out,
+            len,
+            n,
+            bins,
+            items,
+            words,
+            device_len,
+        ),
+        None => histogram_global::expand(&mut b.scope, keys, out, len, n, bins, items, device_len),
+    }
+    b.build(s)
+}
+
+fn define_scatter<T: Numeric>(name: &str) -> KernelDefinition {
+    use scatter_by_index::_T;
+    type DT = DynamicScalar<_T>;
+    let (mut b, s) = settings(name);
+    b.scope
+        .register_type::<DT>(T::as_type_native_unchecked().storage_type());
+    s.address_type.register(&mut b.scope);
+    let src = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let index = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let n = u32_arg(&mut b);
+    scatter_by_index::expand::<DT>(&mut b.scope, src, index, out, n);
+    b.build(s)
+}
+
+/// cubecl-cpp numbers temporaries with a global counter: compile one kernel at a time.
+static COMPILER: Mutex<()> = Mutex::new(());
+
+fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
+    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
+    let addr = AddressType::U32.unsigned_type();
+    let cuda_opts = CompilationOptions {
+        warp_size: 32,
+        supports_features: CppSupportedFeatures {
+            grid_constants: true,
+            ..Default::default()
+        },
+    };
+    let cuda = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
+        .compile(define(), &cuda_opts, ExecutionMode::Unchecked, addr)
+        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
+        .to_string();
+    let msl = MslCompiler::default()
+        .compile(
+            define(),
+            &CompilationOptions::default(),
+            ExecutionMode::Unchecked,
+            addr,
+        )
+        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
+        .to_string();
+    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
+        assert!(
+            src.contains(name),
+            "{lang} of {name} does not name the kernel"
+        );
+    }
+    (cuda, msl)
+}
+
+#[test]
+fn histogram_kernels() {
+    let mut count = 0;
+    for smem in [Some(256usize), Some(5120), None] {
+        for device_len in [false, true] {
+            let name = format!(
+                "histogram_{}_d{}",
+                smem.map_or("global".to_string(), |w| format!("shared{w}")),
+                device_len as u8
+            );
+            let (cuda, msl) = compile_both(&name, || define_histogram(&name, smem, device_len));
+            assert!(
+                cuda.contains("atomicAdd"),
+                "{name}: no atomicAdd in CUDA C++"
+            );
+            assert!(
+                msl.contains("atomic_fetch_add"),
+                "{name}: no atomic add in MSL"
+            );
+            if smem.is_some() {
+                assert!(
+                    cuda.contains("__shared__"),
+                    "{name}: no shared memory in CUDA"
+                );
+                assert!(
+                    msl.contains("threadgroup"),
+                    "{name}: no threadgroup memory in MSL"
+                );
+            }
+            count += 1;
+        }
+    }
+    assert_eq!(count, 6);
+}
+
+#[test]
+fn unique_inverse_scatter_kernels() {
+    compile_both("scatter_by_index_i32", || {
+        define_scatter::<i32>("scatter_by_index_i32")
+    });
+    compile_both("scatter_by_index_i64", || {
+        define_scatter::<i64>("scatter_by_index_i64")
+    });
+}
