@@ -343,6 +343,7 @@ fn reduce_rows_all_ops() {
                         exclusive: false,
                         indexed: false,
                         plane_ops,
+                        stage: false,
                     };
                     let name = format!(
                         "reduce_rows_{name0}_v{vec}_p{}_d{}",
