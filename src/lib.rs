@@ -23,6 +23,8 @@
 //! host side: dispatch ([`scan`]), scratch ([`Workspace`]), errors ([`Error`]) and the CPU
 //! reference ([`cpu`]).
 
+#[cfg(feature = "burn")]
+pub mod burn;
 mod count;
 pub mod cpu;
 pub mod device;
