@@ -31,6 +31,7 @@ pub mod device;
 mod dtype;
 mod error;
 pub mod scan;
+pub mod sort;
 mod tensor;
 mod workspace;
 
@@ -41,6 +42,11 @@ pub use scan::{
     cummax, cummax_with_indices, cummin, cummin_with_indices, cumprod, cumsum, index_dtype, scan,
     scan_into, scan_with_indices, scan_workspace_bytes, supports_dtype, PlaneOps, ScanAlgorithm,
     ScanOp, ScanOptions, ScanTuning,
+};
+pub use sort::{
+    argsort, bucketize, searchsorted, searchsorted_into, sort, sort_into, sort_pairs,
+    sort_pairs_into, sort_with_indices, sort_workspace_bytes, top_k, top_k_into,
+    top_k_workspace_bytes, IndexType, Payload, Side, SortOptions, SortTuning,
 };
 pub use tensor::DeviceTensor;
 pub use workspace::{workspace_bytes, Workspace};

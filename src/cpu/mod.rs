@@ -3,8 +3,13 @@
 //! integer sums and products wrap, NaN propagates through max / min, ties pick the later element).
 
 mod scan;
+mod sort;
 
 pub use scan::{scan, scan_with_indices, ScanElement};
+pub use sort::{
+    argsort_rows, argsort_rows_bits, key_bits, permute_rows, searchsorted, sort_rows, top_k_rows,
+    SortElement,
+};
 
 /// Row-major copy of a strided view of `all`.
 pub fn gather<E: Copy>(all: &[E], shape: &[usize], strides: &[usize], offset: usize) -> Vec<E> {

@@ -6,12 +6,20 @@
 //! - [`scan_rows`]: the scan kernel (one tile per cube; single-tile rows, look-back, or
 //!   tile prefixes computed by a separate pass);
 //! - [`reduce_tiles`]: tile aggregates, the first pass of reduce-then-scan;
-//! - [`fill`]: fills a `u32` buffer (resets the look-back state).
+//! - [`fill`]: fills a `u32` buffer (resets the look-back state);
+//! - [`radix_histogram`], [`radix_scatter`]: the two kernels of one device-wide radix-sort digit
+//!   pass (tile histograms → scan of the counts → stable scatter);
+//! - [`radix_sort_rows`]: rows that fit one tile, sorted inside one cube each;
+//! - [`search_sorted`]: searchsorted / bucketize.
 
 pub mod fill;
 pub mod lookback;
+pub mod radix_histogram;
+pub mod radix_scatter;
+pub mod radix_sort_rows;
 pub mod reduce_tiles;
 pub mod scan_rows;
+pub mod search_sorted;
 pub mod tile_state;
 
 pub use scan_rows::ScanMode;

@@ -6,12 +6,14 @@ mod item;
 mod max;
 mod min;
 mod mul;
+mod radix_key;
 
 pub use add::Add;
 pub use item::{combine_items, highest, identity_item, item_at, lowest, Item};
 pub use max::Max;
 pub use min::Min;
 pub use mul::Mul;
+pub use radix_key::{key_less, ordered_key32, ordered_key64, radix_digit};
 
 use cubecl::prelude::*;
 

@@ -1,0 +1,159 @@
+//! Last pass of one radix-sort digit: each cube ranks its tile stably by the digit and writes
+//! every key (and value) to its place, `first position of (digit, tile)` + `rank in the tile
+//! among keys of that digit`.
+
+use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
+use crate::cube::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
+use crate::ops::radix_digit;
+use cubecl::prelude::*;
+
+/// Where a pass's values come from.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub enum RadixValues {
+    /// Keys only.
+    None,
+    /// Values read from `values_in` (a contiguous `[rows, n]` buffer).
+    Load,
+    /// The key's position in its row (argsort's first pass).
+    Iota,
+}
+
+/// One scatter pass. `offsets`: the exclusive scan (per row) of the counts of
+/// [`radix_histogram`](super::radix_histogram::radix_histogram), same tiling. Keys are read
+/// as the histogram reads them; values (`values_in`) from a contiguous `[rows, n]` buffer.
+/// Outputs are contiguous rows of `out_cols` (= `n`, or `k` for top-k: positions past it are
+/// dropped). Values are converted `VI` → `VO` on the way (u32 indices → i64).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
+    keys_in: &Array<T>,
+    values_in: &Array<VI>,
+    keys_out: &mut Array<T>,
+    values_out: &mut Array<VO>,
+    offsets: &Array<u32>,
+    layout: &Array<u32>,
+    count: &Array<u32>,
+    n: u32,
+    tiles_per_row: u32,
+    num_tiles: u32,
+    in_stride: u32,
+    strided: u32,
+    out_cols: u32,
+    shift: u32,
+    bits: u32,
+    flip: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] device_len: bool,
+    #[comptime] values: RadixValues,
+    #[comptime] write_keys: bool,
+) {
+    let t = UNIT_POS;
+    let tile_id = CUBE_POS as u32;
+    let threads = comptime![cfg.threads];
+    let items = comptime![cfg.items];
+    let tile_len = comptime![cfg.tile_len()];
+    let slots = comptime![radix_slots(cfg.tile_len())];
+    let has_values = comptime![values != RadixValues::None];
+    let digit_rounds = comptime![RADIX.div_ceil(cfg.threads)];
+    let row = tile_id / tiles_per_row;
+    let tile = tile_id % tiles_per_row;
+    let len = radix_row_len(n, count, device_len);
+    let start = tile * tile_len;
+    // Uniform per cube: a whole cube leaves or stays.
+    if tile_id < num_tiles && start < len {
+        let valid = select(len - start < tile_len, len - start, tile_len);
+        let mask = (1u32 << bits) - 1u32;
+        let mut keys_sh = SharedMemory::<T>::new(slots);
+        let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
+        let mut xch = SharedMemory::<u32>::new(slots);
+        let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+        let mut scan_i = SharedMemory::<u32>::new(1usize);
+        let mut starts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
+        let mut firsts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
+
+        let base = radix_row_base(row, n, layout, strided);
+        let vbase = row as usize * n as usize;
+        #[unroll]
+        for k in 0..items {
+            let j = k * threads + t;
+            let i = start + j;
+            if j < valid {
+                keys_sh[radix_slot(j)] = keys_in[base + i as usize * in_stride as usize];
+                if comptime![values == RadixValues::Load] {
+                    vals_sh[radix_slot(j)] = values_in[vbase + i as usize];
+                }
+                if comptime![values == RadixValues::Iota] {
+                    vals_sh[radix_slot(j)] = VI::cast_from(i);
+                }
+            }
+        }
+        let obase = row as usize * (RADIX * tiles_per_row) as usize + tile as usize;
+        #[unroll]
+        for k in 0..digit_rounds {
+            let d = k * threads + t;
+            if d < RADIX {
+                firsts[d as usize] = offsets[obase + (d * tiles_per_row) as usize];
+            }
+        }
+        sync_cube();
+
+        let mut packed = Array::<u32>::new(comptime![cfg.items as usize]);
+        #[unroll]
+        for i in 0..items {
+            let j = t * items + i;
+            let mut d = mask;
+            if j < valid {
+                d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
+            }
+            packed[i as usize] = d | (j << DIGIT_BITS);
+        }
+        tile_sort_by_digit(
+            &mut packed,
+            &mut xch,
+            &mut scan_v,
+            &mut scan_i,
+            bits,
+            threads,
+            items,
+            comptime![cfg.plane_ops],
+            comptime![cfg.wide_counts],
+        );
+
+        // Where each digit's run starts in the sorted tile.
+        let low = (1u32 << DIGIT_BITS) - 1u32;
+        #[unroll]
+        for k in 0..items {
+            let j = k * threads + t;
+            if j < valid {
+                let d = xch[radix_slot(j)] & low;
+                if j == 0u32 {
+                    starts[d as usize] = j;
+                } else if (xch[radix_slot(j - 1u32)] & low) != d {
+                    starts[d as usize] = j;
+                }
+            }
+        }
+        sync_cube();
+
+        let out_row = row as usize * out_cols as usize;
+        #[unroll]
+        for k in 0..items {
+            let j = k * threads + t;
+            if j < valid {
+                let p = xch[radix_slot(j)];
+                let d = p & low;
+                let src = radix_slot(p >> DIGIT_BITS);
+                let dst = firsts[d as usize] + j - starts[d as usize];
+                if dst < out_cols {
+                    let o = out_row + dst as usize;
+                    if comptime![write_keys] {
+                        keys_out[o] = keys_sh[src];
+                    }
+                    if comptime![has_values] {
+                        values_out[o] = VO::cast_from(vals_sh[src]);
+                    }
+                }
+            }
+        }
+    }
+}

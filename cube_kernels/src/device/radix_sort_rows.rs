@@ -1,0 +1,120 @@
+//! Rows that fit one tile, sorted inside one cube each (shared-memory LSD radix sort): one
+//! launch sorts any number of rows, whatever their count.
+
+use super::row_offsets;
+use crate::cube::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
+use crate::ops::radix_digit;
+use cubecl::prelude::*;
+
+/// Sorts each of `rows` rows of `n <= threads * items` keys (row `r` starts at
+/// [`row_offsets`]`(r, layout)`, keys `in_stride` apart) by the ordered key bits
+/// `[begin_bit, end_bit)`, 8 bits per digit pass, stably; `flip` all ones sorts descending.
+/// Writes the first `out_cols` sorted keys of each row to `keys_out` (when `write_keys`) and,
+/// with `indexed`, their positions in the row to `indices_out` (contiguous rows of `out_cols`).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn radix_sort_rows<T: Numeric, X: Numeric>(
+    keys_in: &Array<T>,
+    keys_out: &mut Array<T>,
+    indices_out: &mut Array<X>,
+    layout: &Array<u32>,
+    rows: u32,
+    n: u32,
+    in_stride: u32,
+    out_cols: u32,
+    begin_bit: u32,
+    end_bit: u32,
+    flip: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] indexed: bool,
+    #[comptime] write_keys: bool,
+) {
+    let t = UNIT_POS;
+    let row = CUBE_POS as u32;
+    let threads = comptime![cfg.threads];
+    let items = comptime![cfg.items];
+    let slots = comptime![radix_slots(cfg.tile_len())];
+    if row < rows {
+        let mut keys_sh = SharedMemory::<T>::new(slots);
+        let mut vals_sh = SharedMemory::<u32>::new(comptime![if indexed { slots } else { 1 }]);
+        let mut xch = SharedMemory::<u32>::new(slots);
+        let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+        let mut scan_i = SharedMemory::<u32>::new(1usize);
+        let (base, _) = row_offsets(row, layout);
+        #[unroll]
+        for k in 0..items {
+            let j = k * threads + t;
+            if j < n {
+                keys_sh[radix_slot(j)] = keys_in[base + j as usize * in_stride as usize];
+            }
+            if comptime![indexed] {
+                vals_sh[radix_slot(j)] = j;
+            }
+        }
+        sync_cube();
+
+        let mut packed = Array::<u32>::new(comptime![cfg.items as usize]);
+        let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
+        let mut vals = Array::<u32>::new(comptime![if indexed { cfg.items as usize } else { 1 }]);
+        let passes = (end_bit - begin_bit).div_ceil(DIGIT_BITS);
+        for p in 0..passes {
+            let shift = begin_bit + p * DIGIT_BITS;
+            let bits = select(end_bit - shift < DIGIT_BITS, end_bit - shift, DIGIT_BITS);
+            let mask = (1u32 << bits) - 1u32;
+            #[unroll]
+            for i in 0..items {
+                let j = t * items + i;
+                let mut d = mask;
+                if j < n {
+                    d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
+                }
+                packed[i as usize] = d | (j << DIGIT_BITS);
+            }
+            tile_sort_by_digit(
+                &mut packed,
+                &mut xch,
+                &mut scan_v,
+                &mut scan_i,
+                bits,
+                threads,
+                items,
+                comptime![cfg.plane_ops],
+                comptime![cfg.wide_counts],
+            );
+            // Permute the keys (and positions) into the pass's order.
+            #[unroll]
+            for i in 0..items {
+                let src = radix_slot(packed[i as usize] >> DIGIT_BITS);
+                keys[i as usize] = keys_sh[src];
+                if comptime![indexed] {
+                    vals[i as usize] = vals_sh[src];
+                }
+            }
+            sync_cube();
+            #[unroll]
+            for i in 0..items {
+                let dst = radix_slot(t * items + i);
+                keys_sh[dst] = keys[i as usize];
+                if comptime![indexed] {
+                    vals_sh[dst] = vals[i as usize];
+                }
+            }
+            sync_cube();
+        }
+
+        let out_row = row as usize * out_cols as usize;
+        let m = select(n < out_cols, n, out_cols);
+        #[unroll]
+        for k in 0..items {
+            let j = k * threads + t;
+            if j < m {
+                if comptime![write_keys] {
+                    keys_out[out_row + j as usize] = keys_sh[radix_slot(j)];
+                }
+                if comptime![indexed] {
+                    indices_out[out_row + j as usize] = X::cast_from(vals_sh[radix_slot(j)]);
+                }
+            }
+        }
+    }
+}

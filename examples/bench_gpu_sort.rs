@@ -1,0 +1,355 @@
+//! GPU benchmark of the sort family, for the H200 (CUDA) or any wgpu device.
+//!
+//! `cargo run --release --features cuda --example bench_gpu_sort -- [cuda|wgpu] [--small]`
+//!
+//! Prints one JSON line per case. Each case is first checked on fresh random data (against the
+//! CPU reference, or for the 2^28 cases by an O(n) check: output ordered, a stable permutation
+//! of the input), then timed: 3 warm-up calls, then `reps` (>= 20) calls each followed by a
+//! sync; the figure is the median (host wall clock, so launch overhead counts). A device copy
+//! (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
+
+use cubecl::prelude::*;
+use cubeprim::cpu::{self, SortElement};
+use cubeprim::{DeviceTensor, IndexType, SortOptions, Workspace};
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+#[cube(launch_unchecked)]
+fn copy_kernel<N: Size>(
+    input: &Array<Vector<u32, N>>,
+    output: &mut Array<Vector<u32, N>>,
+    n_vec: u32,
+) {
+    let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
+    if i < n_vec as usize {
+        output[i] = input[i];
+    }
+}
+
+fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    cubecl::future::block_on(client.sync()).unwrap();
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            cubecl::future::block_on(client.sync()).unwrap();
+            s.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    t.sort_by(|a, b| a.total_cmp(b));
+    t[reps / 2]
+}
+
+fn line(case: &str, shape: &[usize], ms: f64, bytes: f64, copy_gbs: f64, check: &str) {
+    let gbs = bytes / (ms * 1e-3) / 1e9;
+    let keys: usize = shape.iter().product();
+    println!(
+        "{{\"case\": \"{case}\", \"shape\": {shape:?}, \"ms\": {ms:.4}, \"Gkeys_per_s\": {:.2}, \"GBps\": {gbs:.1}, \"pct_copy\": {:.1}, \"check\": \"{check}\"}}",
+        keys as f64 / (ms * 1e-3) / 1e9,
+        100.0 * gbs / copy_gbs
+    );
+}
+
+/// O(n) check of a 1-D stable argsort: `idx` is a permutation, keys along it ascend, equal keys
+/// keep increasing positions.
+fn check_argsort<E: SortElement>(keys: &[E], idx: &[u32]) -> Result<(), String> {
+    let mut seen = vec![false; keys.len()];
+    for (p, &i) in idx.iter().enumerate() {
+        let i = i as usize;
+        if i >= keys.len() || seen[i] {
+            return Err(format!("not a permutation at {p}"));
+        }
+        seen[i] = true;
+        if p > 0 {
+            let j = idx[p - 1] as usize;
+            match keys[j].sort_cmp(&keys[i]) {
+                std::cmp::Ordering::Greater => return Err(format!("not sorted at {p}")),
+                std::cmp::Ordering::Equal if j > i => return Err(format!("not stable at {p}")),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// O(n) check of a 1-D keys-only sort: ascending, same multiset (histogram of the low 16 bits
+/// and sums of the values).
+fn check_sorted_u32(input: &[u32], out: &[u32]) -> Result<(), String> {
+    if out.windows(2).any(|w| w[0] > w[1]) {
+        return Err("not sorted".into());
+    }
+    let sig = |v: &[u32]| {
+        let mut h = vec![0u32; 65536];
+        let mut s = 0u64;
+        for &x in v {
+            h[(x & 0xffff) as usize] += 1;
+            s = s.wrapping_add(x as u64 * 0x9e37_79b9);
+        }
+        (h, s)
+    };
+    if sig(input) != sig(out) {
+        return Err("not a permutation of the input".into());
+    }
+    Ok(())
+}
+
+fn ok(r: Result<(), String>) -> String {
+    match r {
+        Ok(()) => "ok".into(),
+        Err(e) => format!("FAILED: {e}"),
+    }
+}
+
+fn run<R: Runtime>(device: &R::Device, small: bool) {
+    let client = R::client(device);
+    let mut ws = Workspace::<R>::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let big = if small { 1usize << 22 } else { 1 << 28 };
+    let reps = 20;
+
+    // Floor: device copy of `big` u32 (read + write).
+    let src: Vec<u32> = (0..big).map(|_| rng.random()).collect();
+    let a = client.create_from_slice(bytemuck::cast_slice(&src));
+    let b = client.empty(big * 4);
+    let copy_ms = median_ms(&client, reps, || unsafe {
+        let cubes = (big / 4).div_ceil(256) as u32;
+        copy_kernel::launch_unchecked::<R>(
+            &client,
+            CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
+            CubeDim::new_1d(256),
+            4,
+            ArrayArg::from_raw_parts(a.clone(), big / 4),
+            ArrayArg::from_raw_parts(b.clone(), big / 4),
+            (big / 4) as u32,
+        )
+    });
+    let copy_gbs = 8.0 * big as f64 / (copy_ms * 1e-3) / 1e9;
+    line(
+        "copy u32 (r+w)",
+        &[big],
+        copy_ms,
+        8.0 * big as f64,
+        copy_gbs,
+        "ok",
+    );
+    drop((a, b));
+
+    // u32 keys only.
+    {
+        let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+        let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+        let check = ok(check_sorted_u32(&src, &out.to_vec::<u32>(&client)));
+        let ms = median_ms(&client, reps, || {
+            cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+        });
+        line(
+            "sort u32 keys",
+            &[big],
+            ms,
+            8.0 * big as f64,
+            copy_gbs,
+            &check,
+        );
+    }
+    drop(src);
+    // i32 keys only.
+    {
+        let src: Vec<i32> = (0..big).map(|_| rng.random()).collect();
+        let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+        let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+        let got = out.to_vec::<i32>(&client);
+        let as_u = |v: &[i32]| {
+            v.iter()
+                .map(|&x| x as u32 ^ 0x8000_0000)
+                .collect::<Vec<u32>>()
+        };
+        let check = ok(check_sorted_u32(&as_u(&src), &as_u(&got)));
+        let ms = median_ms(&client, reps, || {
+            cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+        });
+        line(
+            "sort i32 keys",
+            &[big],
+            ms,
+            8.0 * big as f64,
+            copy_gbs,
+            &check,
+        );
+    }
+    // f32 stable argsort (u32 and i64 indices).
+    {
+        let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+        for index in [IndexType::U32, IndexType::I64] {
+            let idx =
+                cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+            let got: Vec<u32> = match index {
+                IndexType::U32 => idx.to_vec::<u32>(&client),
+                IndexType::I64 => idx
+                    .to_vec::<i64>(&client)
+                    .iter()
+                    .map(|&i| i as u32)
+                    .collect(),
+            };
+            let check = ok(check_argsort(&src, &got));
+            let ms = median_ms(&client, reps, || {
+                cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+            });
+            let ib = if index == IndexType::U32 { 4.0 } else { 8.0 };
+            line(
+                &format!("argsort f32 stable ({index:?} indices)"),
+                &[big],
+                ms,
+                (4.0 + ib) * big as f64,
+                copy_gbs,
+                &check,
+            );
+        }
+    }
+    // f32 sort of 2^22 (burn's built-in: 481 ms on the H200, read back to the CPU).
+    {
+        let n = 1usize << 22;
+        let src: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let x = DeviceTensor::<R>::from_slice(&client, &src, &[n]);
+        let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+        let want = cpu::sort_rows(&src, n, false);
+        let got = out.to_vec::<f32>(&client);
+        let check = ok(if got == want {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
+        let ms = median_ms(&client, reps, || {
+            cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+        });
+        line(
+            "sort f32 keys (burn: 481 ms)",
+            &[n],
+            ms,
+            8.0 * n as f64,
+            copy_gbs,
+            &check,
+        );
+    }
+    // Row-wise sort with indices and top-k, [16384, 4096] f32.
+    let (rows, n) = if small { (1024, 4096) } else { (16384, 4096) };
+    let src: Vec<f32> = (0..rows * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]);
+    let sub = 64 * n; // rows checked against the CPU
+    {
+        let (v, i) = cubeprim::sort_with_indices(
+            &client,
+            &x,
+            IndexType::I64,
+            SortOptions::default(),
+            &mut ws,
+        )
+        .unwrap();
+        let want_i = cpu::argsort_rows(&src[..sub], n, false);
+        let want_v = cpu::permute_rows(&src[..sub], n, &want_i);
+        let gv = v.to_vec::<f32>(&client);
+        let gi = i.to_vec::<i64>(&client);
+        let same =
+            gv[..sub] == want_v[..] && gi[..sub].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
+        let check = ok(if same {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
+        let ms = median_ms(&client, reps, || {
+            cubeprim::sort_with_indices(
+                &client,
+                &x,
+                IndexType::I64,
+                SortOptions::default(),
+                &mut ws,
+            )
+            .unwrap();
+        });
+        line(
+            "row sort f32 with i64 indices",
+            &[rows, n],
+            ms,
+            16.0 * (rows * n) as f64,
+            copy_gbs,
+            &check,
+        );
+    }
+    {
+        let k = 50;
+        let (v, i) = cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
+        let (want_v, want_i) = cpu::top_k_rows(&src[..sub], n, k, true);
+        let gv = v.to_vec::<f32>(&client);
+        let gi = i.to_vec::<i64>(&client);
+        let s = 64 * k;
+        let same =
+            gv[..s] == want_v[..] && gi[..s].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
+        let check = ok(if same {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
+        let ms = median_ms(&client, reps, || {
+            cubeprim::top_k(&client, &x, k, true, IndexType::I64, &mut ws).unwrap();
+        });
+        line(
+            "top-k k=50 f32 (i64 indices)",
+            &[rows, n],
+            ms,
+            4.0 * (rows * n) as f64,
+            copy_gbs,
+            &check,
+        );
+    }
+    // searchsorted: 2^24 queries into 2^20 sorted keys.
+    {
+        let n = 1usize << 20;
+        let m = 1usize << 24;
+        let mut s: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        s.sort_by(|a, b| a.total_cmp(b));
+        let q: Vec<f32> = (0..m).map(|_| rng.random_range(-1.1..1.1)).collect();
+        let st = DeviceTensor::<R>::from_slice(&client, &s, &[n]);
+        let qt = DeviceTensor::<R>::from_slice(&client, &q, &[m]);
+        let out = cubeprim::searchsorted(&client, &st, &qt, cubeprim::Side::Left, IndexType::I64)
+            .unwrap();
+        let want = cpu::searchsorted(&s, n, &q[..1 << 16], 1 << 16, false);
+        let got = out.to_vec::<i64>(&client);
+        let same = got[..1 << 16]
+            .iter()
+            .zip(&want)
+            .all(|(&a, &b)| a == b as i64);
+        let check = ok(if same {
+            Ok(())
+        } else {
+            Err("differs from the CPU".into())
+        });
+        let ms = median_ms(&client, reps, || {
+            cubeprim::searchsorted(&client, &st, &qt, cubeprim::Side::Left, IndexType::I64)
+                .unwrap();
+        });
+        line(
+            "searchsorted f32 left",
+            &[m],
+            ms,
+            12.0 * m as f64,
+            copy_gbs,
+            &check,
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let which = args.get(1).map(String::as_str).unwrap_or("cuda");
+    let small = args.iter().any(|a| a == "--small");
+    match which {
+        #[cfg(feature = "cuda")]
+        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), small),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), small),
+        other => panic!("runtime {other} not built (features: cuda, wgpu)"),
+    }
+}

@@ -1,0 +1,426 @@
+//! Dtype dispatch and the kernel launches of the sort family.
+
+use super::plan::{Route, SortPlan, ValueKind};
+use crate::scan::{scan_into, ScanOp, ScanOptions};
+use crate::{DType, DeviceTensor, Result, Workspace};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
+use cubeprim_kernels::device::radix_histogram::radix_histogram;
+use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
+use half::{bf16, f16};
+
+/// Runs `$body` with `$K` bound to the key dtype's type.
+macro_rules! with_key {
+    ($dtype:expr, |$K:ident| $body:expr) => {
+        match $dtype {
+            DType::F32 => {
+                type $K = f32;
+                $body
+            }
+            DType::F16 => {
+                type $K = f16;
+                $body
+            }
+            DType::BF16 => {
+                type $K = bf16;
+                $body
+            }
+            DType::F64 => {
+                type $K = f64;
+                $body
+            }
+            DType::I32 => {
+                type $K = i32;
+                $body
+            }
+            DType::U32 => {
+                type $K = u32;
+                $body
+            }
+            DType::I64 => {
+                type $K = i64;
+                $body
+            }
+            DType::U64 => {
+                type $K = u64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_key;
+
+/// The input keys as a launch sees them: a buffer, its `[rank, shape.., strides.., out
+/// strides.., offset]` row layout (see `row_offsets`) and the stride along the sorted axis.
+pub(crate) struct KeysIn {
+    pub handle: Handle,
+    pub len: usize,
+    pub layout: Handle,
+    pub layout_len: usize,
+    pub stride: u32,
+}
+
+/// The buffers of one sort.
+pub(crate) struct SortBuffers<'a> {
+    pub keys: KeysIn,
+    pub values: Option<&'a Handle>,
+    pub keys_out: Option<&'a Handle>,
+    pub values_out: Option<&'a Handle>,
+    pub count: Option<&'a Handle>,
+    /// Columns of each output row (`n`, or `k` for top-k).
+    pub out_cols: u32,
+    pub descending: bool,
+}
+
+fn arg<R: Runtime>(h: &Handle, len: usize) -> ArrayArg<R> {
+    // SAFETY (for every use): kernels index within the lengths given by the plan.
+    unsafe { ArrayArg::from_raw_parts(h.clone(), len.max(1)) }
+}
+
+/// `bytes` at `offset` of the region `h`.
+fn sub(h: &Handle, offset: usize, bytes: usize) -> Handle {
+    let used = h.size_in_used() as usize;
+    h.clone()
+        .offset_start(offset as u64)
+        .offset_end((used - offset - bytes) as u64)
+}
+
+pub(crate) fn run<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    vk: ValueKind,
+    b: &SortBuffers<'_>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    match plan.route {
+        Route::InCube => {
+            in_cube(client, plan, key, vk, b, ws);
+            Ok(())
+        }
+        Route::DeviceWide => device_wide(client, plan, key, vk, b, ws),
+    }
+}
+
+fn in_cube<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    vk: ValueKind,
+    b: &SortBuffers<'_>,
+    ws: &mut Workspace<R>,
+) {
+    let dummy = ws.dummy(client);
+    let out_len = plan.rows * b.out_cols as usize;
+    let keys_out = b.keys_out.unwrap_or(&dummy);
+    let idx_out = b.values_out.unwrap_or(&dummy);
+    let flip = if b.descending { u32::MAX } else { 0 };
+    let count = SortPlan::cube_count(plan.num_tiles);
+    with_key!(key, |K| {
+        macro_rules! go {
+            ($X:ty, $indexed:expr) => {
+                unsafe {
+                    radix_sort_rows::launch_unchecked::<K, $X, R>(
+                        client,
+                        count,
+                        CubeDim::new_1d(plan.cfg.threads),
+                        arg(&b.keys.handle, b.keys.len),
+                        arg(keys_out, if b.keys_out.is_some() { out_len } else { 1 }),
+                        arg(idx_out, if $indexed { out_len } else { 1 }),
+                        arg(&b.keys.layout, b.keys.layout_len),
+                        plan.rows as u32,
+                        plan.n as u32,
+                        b.keys.stride,
+                        b.out_cols,
+                        plan.begin_bit,
+                        plan.end_bit,
+                        flip,
+                        plan.cfg,
+                        $indexed,
+                        b.keys_out.is_some(),
+                    )
+                }
+            };
+        }
+        match vk {
+            ValueKind::Indices(DType::I64) => go!(i64, true),
+            ValueKind::Indices(_) => go!(u32, true),
+            _ => go!(u32, false),
+        }
+    });
+}
+
+/// One digit pass: what it reads and writes.
+struct Pass<'h> {
+    keys_in: &'h Handle,
+    keys_in_len: usize,
+    layout: &'h Handle,
+    layout_len: usize,
+    strided: u32,
+    in_stride: u32,
+    values_in: &'h Handle,
+    keys_out: Option<&'h Handle>,
+    values_out: &'h Handle,
+    values: RadixValues,
+    /// The last pass of u32 indices written as i64.
+    widen: bool,
+    out_cols: u32,
+    shift: u32,
+    bits: u32,
+}
+
+fn device_wide<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    vk: ValueKind,
+    b: &SortBuffers<'_>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    let t = plan.temp;
+    let (_lease, temp) = ws.lease_with_temp(client, plan.state_bytes, t.total, 0)?;
+    let temp = temp.expect("a device-wide sort has temp space");
+    let dummy = ws.dummy(client);
+    let data = plan.rows * plan.n;
+    let counts = sub(&temp, t.counts, 4 * t.counts_len);
+    let offsets = sub(&temp, t.offsets, 4 * t.counts_len);
+    let ks = key.size();
+    let vs = vk.pass_bytes();
+    let key_tmp: Vec<Handle> = (0..2)
+        .map(|i| {
+            if plan.passes > 1 {
+                sub(&temp, t.keys[i], ks * data)
+            } else {
+                dummy.clone()
+            }
+        })
+        .collect();
+    let val_tmp: Vec<Handle> = (0..2)
+        .map(|i| {
+            if plan.passes > 1 && vs > 0 {
+                sub(&temp, t.values[i], vs * data)
+            } else {
+                dummy.clone()
+            }
+        })
+        .collect();
+    let contiguous = ws.dummy(client);
+    let counts_t = DeviceTensor::<R>::from_parts(
+        counts.clone(),
+        plan.counts_shape.to_vec(),
+        crate::tensor::contiguous_strides(&plan.counts_shape),
+        0,
+        DType::U32,
+    );
+    let offsets_t = DeviceTensor::<R>::from_parts(
+        offsets.clone(),
+        plan.counts_shape.to_vec(),
+        counts_t.strides.clone(),
+        0,
+        DType::U32,
+    );
+    let p_last = plan.passes - 1;
+    // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot).
+    let full_rows = b.out_cols as usize == plan.n;
+    let keys_chain = b.keys_out.filter(|_| full_rows);
+    let same_values = full_rows && !matches!(vk, ValueKind::Indices(DType::I64));
+    let key_dst = |p: u32| -> Option<&Handle> {
+        if p == p_last {
+            b.keys_out
+        } else if let Some(out) = keys_chain {
+            Some(if (p_last - p) % 2 == 0 {
+                out
+            } else {
+                &key_tmp[0]
+            })
+        } else {
+            Some(&key_tmp[(p % 2) as usize])
+        }
+    };
+    let val_dst = |p: u32| -> &Handle {
+        let out = b.values_out.unwrap_or(&dummy);
+        if p == p_last {
+            out
+        } else if same_values {
+            if (p_last - p) % 2 == 0 {
+                out
+            } else {
+                &val_tmp[0]
+            }
+        } else {
+            &val_tmp[(p % 2) as usize]
+        }
+    };
+    let flip = if b.descending { u32::MAX } else { 0 };
+    for p in 0..plan.passes {
+        let (shift, bits) = if plan.end_bit == plan.begin_bit {
+            (0, 0)
+        } else {
+            let s = plan.begin_bit + p * DIGIT_BITS;
+            (s, DIGIT_BITS.min(plan.end_bit - s))
+        };
+        let first = p == 0;
+        let pass = Pass {
+            keys_in: if first {
+                &b.keys.handle
+            } else {
+                key_dst(p - 1).expect("intermediate keys")
+            },
+            keys_in_len: if first { b.keys.len } else { data },
+            layout: if first { &b.keys.layout } else { &contiguous },
+            layout_len: if first { b.keys.layout_len } else { 1 },
+            strided: first as u32,
+            in_stride: if first { b.keys.stride } else { 1 },
+            values_in: if first {
+                b.values.unwrap_or(&dummy)
+            } else {
+                val_dst(p - 1)
+            },
+            keys_out: key_dst(p),
+            values_out: val_dst(p),
+            values: match vk {
+                ValueKind::None => RadixValues::None,
+                ValueKind::Indices(_) if first => RadixValues::Iota,
+                _ => RadixValues::Load,
+            },
+            widen: p == p_last && matches!(vk, ValueKind::Indices(DType::I64)),
+            out_cols: if p == p_last {
+                b.out_cols
+            } else {
+                plan.n as u32
+            },
+            shift,
+            bits,
+        };
+        let mask = if bits == 0 { 0 } else { (1u32 << bits) - 1 };
+        launch_histogram(client, plan, key, b, &pass, &counts, mask, flip, &dummy);
+        scan_into(
+            client,
+            &counts_t,
+            &offsets_t,
+            None,
+            1,
+            ScanOp::Sum,
+            ScanOptions::default().exclusive(),
+            ws,
+        )?;
+        launch_scatter(client, plan, key, vk, b, &pass, &offsets, flip, &dummy);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_histogram<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    b: &SortBuffers<'_>,
+    pass: &Pass<'_>,
+    counts: &Handle,
+    mask: u32,
+    flip: u32,
+    dummy: &Handle,
+) {
+    let cfg: RadixConfig = plan.cfg;
+    with_key!(key, |K| unsafe {
+        radix_histogram::launch_unchecked::<K, R>(
+            client,
+            SortPlan::cube_count(plan.num_tiles),
+            CubeDim::new_1d(cfg.threads),
+            arg(pass.keys_in, pass.keys_in_len),
+            arg(counts, plan.temp.counts_len),
+            arg(pass.layout, pass.layout_len),
+            arg(b.count.unwrap_or(dummy), 1),
+            plan.n as u32,
+            plan.tiles_per_row,
+            plan.num_tiles,
+            pass.in_stride,
+            pass.strided,
+            pass.shift,
+            mask,
+            flip,
+            cfg,
+            b.count.is_some(),
+        )
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_scatter<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    vk: ValueKind,
+    b: &SortBuffers<'_>,
+    pass: &Pass<'_>,
+    offsets: &Handle,
+    flip: u32,
+    dummy: &Handle,
+) {
+    let data = plan.rows * plan.n;
+    let out_len = plan.rows * b.out_cols as usize;
+    let has_values = pass.values != RadixValues::None;
+    with_key!(key, |K| {
+        macro_rules! go {
+            ($VI:ty, $VO:ty) => {
+                unsafe {
+                    radix_scatter::launch_unchecked::<K, $VI, $VO, R>(
+                        client,
+                        SortPlan::cube_count(plan.num_tiles),
+                        CubeDim::new_1d(plan.cfg.threads),
+                        arg(pass.keys_in, pass.keys_in_len),
+                        arg(
+                            pass.values_in,
+                            if pass.values == RadixValues::Load {
+                                data
+                            } else {
+                                1
+                            },
+                        ),
+                        arg(
+                            pass.keys_out.unwrap_or(dummy),
+                            if pass.keys_out.is_some() {
+                                out_len.max(data)
+                            } else {
+                                1
+                            },
+                        ),
+                        arg(
+                            pass.values_out,
+                            if has_values { out_len.max(data) } else { 1 },
+                        ),
+                        arg(offsets, plan.temp.counts_len),
+                        arg(pass.layout, pass.layout_len),
+                        arg(b.count.unwrap_or(dummy), 1),
+                        plan.n as u32,
+                        plan.tiles_per_row,
+                        plan.num_tiles,
+                        pass.in_stride,
+                        pass.strided,
+                        pass.out_cols,
+                        pass.shift,
+                        pass.bits,
+                        flip,
+                        plan.cfg,
+                        b.count.is_some(),
+                        pass.values,
+                        pass.keys_out.is_some(),
+                    )
+                }
+            };
+        }
+        match vk {
+            ValueKind::None => go!(u32, u32),
+            ValueKind::Indices(_) if pass.widen => go!(u32, i64),
+            ValueKind::Indices(_) => go!(u32, u32),
+            ValueKind::Values(d) => match d {
+                DType::F16 => go!(f16, f16),
+                DType::BF16 => go!(bf16, bf16),
+                d if d.size() == 8 => go!(u64, u64),
+                _ => go!(u32, u32),
+            },
+        }
+    });
+}

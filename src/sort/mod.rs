@@ -1,0 +1,660 @@
+//! Sorting on the device: the host side of the sort family.
+//!
+//! One LSD radix-sort engine (8-bit digits, stable) serves every key type — u32, i32, f32,
+//! f16, bf16, and u64, i64, f64 where the runtime has them — through order-preserving bit
+//! transforms (see [`cubeprim_kernels::ops::radix_digit`]): NaN sorts last in ascending order
+//! (first in descending order, as PyTorch and NumPy do), and `-0.0` sorts before `+0.0`.
+//! Every sort is along the last axis of an N-d (possibly strided) tensor; a 1-D tensor is one
+//! row. [`plan`] picks the route from the shape:
+//! - rows that fit one tile (up to `threads × items` keys, sized to the device's shared memory)
+//!   are sorted inside one cube each, all rows in one launch;
+//! - longer rows go through device-wide passes, one per digit: tile digit histograms → an
+//!   exclusive scan of the `[row, digit, tile]` counts (the scan engine) → a stable scatter
+//!   that ranks each tile in the cube. Every pass is a plain kernel: nothing waits on another
+//!   cube, so no runtime can hang, and the work per unit is bounded whatever the length.
+//!
+//! Top-k sorts each row descending (ascending for the smallest) and keeps the first `k`;
+//! searchsorted is a bounded binary search per query.
+
+mod launch;
+mod plan;
+
+use crate::scan::{supports_dtype, PlaneOps};
+use crate::tensor::contiguous_strides;
+use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
+use cubecl::prelude::*;
+use cubeprim_kernels::device::search_sorted::search_sorted;
+use half::{bf16, f16};
+use launch::{with_key, KeysIn, SortBuffers};
+use plan::ValueKind;
+pub use plan::{Route, SortPlan};
+
+/// The dtype of the indices argsort, top-k and searchsorted return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum IndexType {
+    /// `u32` (half the traffic; rows up to 2^32 - 1).
+    #[default]
+    U32,
+    /// `i64`, as PyTorch returns (where the runtime has 64-bit integers).
+    I64,
+}
+
+impl IndexType {
+    pub fn dtype(self) -> DType {
+        match self {
+            IndexType::U32 => DType::U32,
+            IndexType::I64 => DType::I64,
+        }
+    }
+}
+
+/// What a sort moves along with the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Payload {
+    /// Keys only.
+    None,
+    /// The position of each key in its row (argsort, sort with indices).
+    Indices(IndexType),
+    /// Values of this dtype (sort pairs).
+    Values(DType),
+}
+
+impl Payload {
+    fn kind(self) -> ValueKind {
+        match self {
+            Payload::None => ValueKind::None,
+            Payload::Indices(i) => ValueKind::Indices(i.dtype()),
+            Payload::Values(d) => ValueKind::Values(d),
+        }
+    }
+}
+
+/// Tile shape of the device-wide passes (normally chosen by the plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SortTuning {
+    /// Units per cube (a multiple of the plane width, at most 1024).
+    pub threads: u32,
+    /// Keys per unit.
+    pub items: u32,
+    /// Rank two digit bits per cube scan with 64-bit packed counters (needs 64-bit integers;
+    /// the default where the runtime has them), else one bit per scan.
+    pub wide_counts: bool,
+}
+
+/// Variants of a sort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SortOptions {
+    /// Largest first (NaN first). Equal keys keep their input order either way.
+    pub descending: bool,
+    /// Ordered-key bits below `begin_bit` are ignored (known to be equal).
+    pub begin_bit: u32,
+    /// Ordered-key bits from `end_bit` up are ignored (`None`: all bits of the key type: 16 for
+    /// f16 / bf16, 32 or 64 for the others). The ordered key of a float is its bits with the
+    /// sign bit set (positive) or every bit flipped (negative); of a signed integer, its bits
+    /// with the sign bit flipped; NaN's is all ones.
+    pub end_bit: Option<u32>,
+    pub plane_ops: PlaneOps,
+    pub tuning: Option<SortTuning>,
+}
+
+impl SortOptions {
+    pub fn descending(mut self) -> Self {
+        self.descending = true;
+        self
+    }
+    pub fn bits(mut self, begin_bit: u32, end_bit: u32) -> Self {
+        self.begin_bit = begin_bit;
+        self.end_bit = Some(end_bit);
+        self
+    }
+    pub fn plane_ops(mut self, p: PlaneOps) -> Self {
+        self.plane_ops = p;
+        self
+    }
+    pub fn tuning(mut self, t: SortTuning) -> Self {
+        self.tuning = Some(t);
+        self
+    }
+}
+
+/// Rows and row length of a sort along the last axis of `shape`.
+fn rows_of(shape: &[usize]) -> Result<(usize, usize)> {
+    let n = *shape
+        .last()
+        .ok_or(Error::AxisOutOfRange { axis: -1, rank: 0 })?;
+    Ok((shape[..shape.len() - 1].iter().product(), n))
+}
+
+/// Workspace bytes of a sort of a tensor of `shape` (along its last axis) with `payload`;
+/// `len_on_device`: the length will be a [`Len::Device`] count (1-D only).
+pub fn sort_workspace_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    key: DType,
+    payload: Payload,
+    len_on_device: bool,
+    opts: SortOptions,
+) -> Result<usize> {
+    let (rows, n) = rows_of(shape)?;
+    if rows * n == 0 {
+        return Ok(0);
+    }
+    let plan = SortPlan::new(client, rows, n, key, payload.kind(), len_on_device, opts)?;
+    Ok(plan.workspace_bytes())
+}
+
+/// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).
+fn check_output<R: Runtime>(t: &DeviceTensor<R>, shape: &[usize], dtype: DType) -> Result<()> {
+    if t.shape != shape {
+        return Err(Error::ShapeMismatch {
+            expected: shape.to_vec(),
+            got: t.shape.clone(),
+        });
+    }
+    if t.dtype != dtype {
+        return Err(Error::UnsupportedDType {
+            dtype: t.dtype,
+            reason: format!("this output must be {dtype}"),
+        });
+    }
+    if !t.is_contiguous() {
+        return Err(Error::Unsupported("outputs must be contiguous".into()));
+    }
+    Ok(())
+}
+
+fn check_strides<R: Runtime>(t: &DeviceTensor<R>) -> Result<()> {
+    if t.strides.len() != t.rank() || t.rank() == 0 {
+        return Err(Error::ShapeMismatch {
+            expected: t.shape.clone(),
+            got: t.strides.clone(),
+        });
+    }
+    Ok(())
+}
+
+fn to_u32(v: usize, what: &str) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
+}
+
+/// The keys of `x` as launches read them: row layout uploaded through the workspace.
+fn keys_in<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    ws: &mut Workspace<R>,
+) -> Result<KeysIn> {
+    let r = x.rank();
+    let others = &x.shape[..r - 1];
+    let mut layout = vec![others.len() as u32];
+    for &s in others {
+        layout.push(to_u32(s, "dimension")?);
+    }
+    for &s in &x.strides[..r - 1] {
+        layout.push(to_u32(s, "stride")?);
+    }
+    for &s in &contiguous_strides(others) {
+        layout.push(to_u32(s, "stride")?);
+    }
+    layout.push(to_u32(x.offset, "offset")?);
+    let handle = ws.layout(client, &layout);
+    Ok(KeysIn {
+        handle: x.handle.clone(),
+        len: x.handle.size_in_used() as usize / x.dtype.size(),
+        layout: handle,
+        layout_len: layout.len(),
+        stride: to_u32(x.strides[r - 1], "stride")?,
+    })
+}
+
+/// [`supports_dtype`] as a typed error.
+fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Result<()> {
+    if supports_dtype(client, dtype) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedDType {
+            dtype,
+            reason: format!("the {} runtime does not support it", R::name(client)),
+        })
+    }
+}
+
+fn check_index<R: Runtime>(client: &ComputeClient<R>, index: IndexType) -> Result<()> {
+    check_dtype(client, index.dtype())
+}
+
+/// The sort engine behind every public entry point.
+#[allow(clippy::too_many_arguments)]
+fn sort_impl<R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &DeviceTensor<R>,
+    values: Option<&DeviceTensor<R>>,
+    keys_out: Option<&DeviceTensor<R>>,
+    payload_out: Option<&DeviceTensor<R>>,
+    payload: Payload,
+    len: Len<'_, R>,
+    out_cols: Option<usize>,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    check_strides(keys)?;
+    check_dtype(client, keys.dtype)?;
+    let (rows, n) = rows_of(&keys.shape)?;
+    let out_shape = |cols: usize| {
+        let mut s = keys.shape.clone();
+        *s.last_mut().unwrap() = cols;
+        s
+    };
+    let cols = out_cols.unwrap_or(n);
+    if let Some(o) = keys_out {
+        check_output(o, &out_shape(cols), keys.dtype)?;
+    }
+    match payload {
+        Payload::None => {}
+        Payload::Indices(i) => {
+            check_index(client, i)?;
+            let o = payload_out.ok_or(Error::Unsupported("an index output is needed".into()))?;
+            check_output(o, &out_shape(cols), i.dtype())?;
+        }
+        Payload::Values(d) => {
+            check_dtype(client, d)?;
+            let v = values.ok_or(Error::Unsupported("values are needed".into()))?;
+            if v.shape != keys.shape {
+                return Err(Error::ShapeMismatch {
+                    expected: keys.shape.clone(),
+                    got: v.shape.clone(),
+                });
+            }
+            if !v.is_contiguous() {
+                return Err(Error::Unsupported("values must be contiguous".into()));
+            }
+            let o = payload_out.ok_or(Error::Unsupported("a value output is needed".into()))?;
+            check_output(o, &out_shape(cols), d)?;
+        }
+    }
+    len.validate(n)?;
+    let device_len = len.device_count().is_some();
+    if device_len && rows != 1 {
+        return Err(Error::Unsupported(
+            "a device-resident length applies to 1-D sorts".into(),
+        ));
+    }
+    let n = if rows == 1 { len.capacity() } else { n };
+    if rows * n == 0 || cols == 0 {
+        return Ok(());
+    }
+    let plan = SortPlan::new(
+        client,
+        rows,
+        n,
+        keys.dtype,
+        payload.kind(),
+        device_len,
+        opts,
+    )?;
+    let keys_in = keys_in(client, keys, ws)?;
+    let b = SortBuffers {
+        keys: keys_in,
+        values: values.map(|v| &v.handle),
+        keys_out: keys_out.map(|o| &o.handle),
+        values_out: payload_out.map(|o| &o.handle),
+        count: len.device_count().map(|c| &c.handle),
+        out_cols: to_u32(cols, "row length")?,
+        descending: opts.descending,
+    };
+    launch::run(client, &plan, keys.dtype, payload.kind(), &b, ws)
+}
+
+/// Sorts `x` along its last axis (stable). Returns a contiguous tensor.
+pub fn sort<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    let out = DeviceTensor::empty(client, &x.shape, x.dtype);
+    sort_into(client, x, Some(&out), None, Len::Host(last(x)), opts, ws)?;
+    Ok(out)
+}
+
+fn last<R: Runtime>(x: &DeviceTensor<R>) -> usize {
+    x.shape.last().copied().unwrap_or(0)
+}
+
+/// Sorts `x` along its last axis and returns the sorted values with the position each came
+/// from (`torch.sort(stable=True)`).
+pub fn sort_with_indices<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    index: IndexType,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    let out = DeviceTensor::empty(client, &x.shape, x.dtype);
+    let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
+    sort_into(
+        client,
+        x,
+        Some(&out),
+        Some(&idx),
+        Len::Host(last(x)),
+        opts,
+        ws,
+    )?;
+    Ok((out, idx))
+}
+
+/// The stable sorting permutation of `x` along its last axis (`torch.argsort(stable=True)`).
+pub fn argsort<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    index: IndexType,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
+    sort_into(client, x, None, Some(&idx), Len::Host(last(x)), opts, ws)?;
+    Ok(idx)
+}
+
+/// Sort, argsort or sort-with-indices into caller-provided contiguous outputs (at least one
+/// of `out`, `indices`; `indices` of dtype u32 or i64). `len`: for a 1-D `x`, how many of its
+/// leading elements to sort (a host number or a device-resident count with a capacity);
+/// otherwise the row length. Allocates nothing with a [`Workspace`] sized by
+/// [`sort_workspace_bytes`].
+#[allow(clippy::too_many_arguments)]
+pub fn sort_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    out: Option<&DeviceTensor<R>>,
+    indices: Option<&DeviceTensor<R>>,
+    len: Len<'_, R>,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    let payload = match indices {
+        None => Payload::None,
+        Some(i) => Payload::Indices(match i.dtype {
+            DType::U32 => IndexType::U32,
+            DType::I64 => IndexType::I64,
+            d => {
+                return Err(Error::UnsupportedDType {
+                    dtype: d,
+                    reason: "indices are u32 or i64".into(),
+                })
+            }
+        }),
+    };
+    if out.is_none() && indices.is_none() {
+        return Err(Error::Unsupported(
+            "nothing to write: give out or indices".into(),
+        ));
+    }
+    sort_impl(client, x, None, out, indices, payload, len, None, opts, ws)
+}
+
+/// Sorts `(key, value)` pairs by key along the last axis, stably. `values` must be
+/// contiguous, with the keys' shape.
+pub fn sort_pairs<R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &DeviceTensor<R>,
+    values: &DeviceTensor<R>,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    let ko = DeviceTensor::empty(client, &keys.shape, keys.dtype);
+    let vo = DeviceTensor::empty(client, &values.shape, values.dtype);
+    sort_pairs_into(
+        client,
+        keys,
+        values,
+        &ko,
+        &vo,
+        Len::Host(last(keys)),
+        opts,
+        ws,
+    )?;
+    Ok((ko, vo))
+}
+
+/// [`sort_pairs`] into caller-provided outputs, with a length as in [`sort_into`].
+#[allow(clippy::too_many_arguments)]
+pub fn sort_pairs_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    keys: &DeviceTensor<R>,
+    values: &DeviceTensor<R>,
+    keys_out: &DeviceTensor<R>,
+    values_out: &DeviceTensor<R>,
+    len: Len<'_, R>,
+    opts: SortOptions,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    sort_impl(
+        client,
+        keys,
+        Some(values),
+        Some(keys_out),
+        Some(values_out),
+        Payload::Values(values.dtype),
+        len,
+        None,
+        opts,
+        ws,
+    )
+}
+
+/// Workspace bytes of [`top_k`] on a tensor of `shape`.
+pub fn top_k_workspace_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    dtype: DType,
+    index: IndexType,
+) -> Result<usize> {
+    sort_workspace_bytes(
+        client,
+        shape,
+        dtype,
+        Payload::Indices(index),
+        false,
+        SortOptions::default(),
+    )
+}
+
+/// The `k` largest (`largest`) or smallest values along the last axis with their positions,
+/// best first (`torch.topk(sorted=True)`); equal values keep the earlier position first, NaN
+/// counts as the largest value.
+pub fn top_k<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    k: usize,
+    largest: bool,
+    index: IndexType,
+    ws: &mut Workspace<R>,
+) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    let mut shape = x.shape.clone();
+    if let Some(l) = shape.last_mut() {
+        *l = k;
+    }
+    let values = DeviceTensor::empty(client, &shape, x.dtype);
+    let indices = DeviceTensor::empty(client, &shape, index.dtype());
+    top_k_into(client, x, k, largest, &values, &indices, ws)?;
+    Ok((values, indices))
+}
+
+/// [`top_k`] into caller-provided contiguous outputs of shape `[.., k]`.
+pub fn top_k_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    k: usize,
+    largest: bool,
+    values: &DeviceTensor<R>,
+    indices: &DeviceTensor<R>,
+    ws: &mut Workspace<R>,
+) -> Result<()> {
+    check_strides(x)?;
+    let n = last(x);
+    if k > n {
+        return Err(Error::LengthMismatch {
+            expected: n,
+            got: k,
+        });
+    }
+    let index = match indices.dtype {
+        DType::U32 => IndexType::U32,
+        DType::I64 => IndexType::I64,
+        d => {
+            return Err(Error::UnsupportedDType {
+                dtype: d,
+                reason: "indices are u32 or i64".into(),
+            })
+        }
+    };
+    let opts = SortOptions {
+        descending: largest,
+        ..Default::default()
+    };
+    sort_impl(
+        client,
+        x,
+        None,
+        Some(values),
+        Some(indices),
+        Payload::Indices(index),
+        Len::Host(n),
+        Some(k),
+        opts,
+        ws,
+    )
+}
+
+/// Which insertion point searchsorted returns among equal keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Side {
+    /// The first position whose key is not less than the query.
+    #[default]
+    Left,
+    /// The first position whose key is greater than the query.
+    Right,
+}
+
+/// For each query, the position in `sorted` (sorted ascending along its last axis, in the
+/// sort order above: NaN last) where inserting it keeps the row sorted
+/// (`torch.searchsorted`). `sorted` is 1-D (shared by every query, `queries` of any shape) or
+/// `[.., n]` with `queries` `[.., m]` of the same leading shape. Both contiguous, same dtype.
+/// Needs no workspace.
+pub fn searchsorted<R: Runtime>(
+    client: &ComputeClient<R>,
+    sorted: &DeviceTensor<R>,
+    queries: &DeviceTensor<R>,
+    side: Side,
+    index: IndexType,
+) -> Result<DeviceTensor<R>> {
+    let out = DeviceTensor::empty(client, &queries.shape, index.dtype());
+    searchsorted_into(client, sorted, queries, side, &out)?;
+    Ok(out)
+}
+
+/// `torch.bucketize(input, boundaries, right)`: the bucket of each input value among the
+/// sorted 1-D `boundaries`.
+pub fn bucketize<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    boundaries: &DeviceTensor<R>,
+    right: bool,
+    index: IndexType,
+) -> Result<DeviceTensor<R>> {
+    if boundaries.rank() != 1 {
+        return Err(Error::ShapeMismatch {
+            expected: vec![boundaries.num_elements()],
+            got: boundaries.shape.clone(),
+        });
+    }
+    let side = if right { Side::Right } else { Side::Left };
+    searchsorted(client, boundaries, input, side, index)
+}
+
+/// [`searchsorted`] into a caller-provided contiguous output (u32 or i64, the queries' shape).
+pub fn searchsorted_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    sorted: &DeviceTensor<R>,
+    queries: &DeviceTensor<R>,
+    side: Side,
+    out: &DeviceTensor<R>,
+) -> Result<()> {
+    check_strides(sorted)?;
+    check_dtype(client, sorted.dtype)?;
+    if queries.dtype != sorted.dtype {
+        return Err(Error::UnsupportedDType {
+            dtype: queries.dtype,
+            reason: format!(
+                "queries must have the sorted tensor's dtype {}",
+                sorted.dtype
+            ),
+        });
+    }
+    if !sorted.is_contiguous() || !queries.is_contiguous() {
+        return Err(Error::Unsupported(
+            "searchsorted takes contiguous tensors".into(),
+        ));
+    }
+    if !matches!(out.dtype, DType::U32 | DType::I64) {
+        return Err(Error::UnsupportedDType {
+            dtype: out.dtype,
+            reason: "indices are u32 or i64".into(),
+        });
+    }
+    check_dtype(client, out.dtype)?;
+    check_output(out, &queries.shape, out.dtype)?;
+    let (rows, n) = rows_of(&sorted.shape)?;
+    let total = queries.num_elements();
+    let (m, row_stride) = if sorted.rank() == 1 {
+        (total.max(1), 0)
+    } else {
+        let lead = &sorted.shape[..sorted.rank() - 1];
+        if queries.rank() != sorted.rank() || &queries.shape[..queries.rank() - 1] != lead {
+            return Err(Error::ShapeMismatch {
+                expected: lead.to_vec(),
+                got: queries.shape.clone(),
+            });
+        }
+        (last(queries).max(1), n)
+    };
+    let _ = rows;
+    if total == 0 {
+        return Ok(());
+    }
+    let total = to_u32(total, "query count")?;
+    let steps = usize::BITS - n.leading_zeros() + 1;
+    let threads = 256u32;
+    let count = SortPlan::cube_count(total.div_ceil(threads));
+    let right = side == Side::Right;
+    let sorted_len = sorted.num_elements().max(1);
+    with_key!(sorted.dtype, |K| {
+        macro_rules! go {
+            ($X:ty) => {
+                // SAFETY: queries and outputs are `total` long; rows of `sorted` are in bounds.
+                unsafe {
+                    search_sorted::launch_unchecked::<K, $X, R>(
+                        client,
+                        count,
+                        CubeDim::new_1d(threads),
+                        ArrayArg::from_raw_parts(sorted.handle.clone(), sorted_len),
+                        ArrayArg::from_raw_parts(queries.handle.clone(), total as usize),
+                        ArrayArg::from_raw_parts(out.handle.clone(), total as usize),
+                        to_u32(n, "row length")?,
+                        to_u32(m, "row length")?,
+                        total,
+                        to_u32(row_stride, "row length")?,
+                        steps,
+                        right,
+                    )
+                }
+            };
+        }
+        if out.dtype == DType::I64 {
+            go!(i64)
+        } else {
+            go!(u32)
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! Plain data chosen on the host: how a sort is cut into rows, tiles and digit passes.
+
+use super::SortOptions;
+use crate::scan::{scan_workspace_bytes, PlaneOps, ScanOptions};
+use crate::workspace::workspace_bytes;
+use crate::{DType, Error, Result};
+use cubecl::ir::features::Plane;
+use cubecl::prelude::*;
+use cubeprim_kernels::cube::{radix_slots, RadixConfig, DIGIT_BITS};
+use cubeprim_kernels::device::radix_histogram::RADIX;
+
+/// Tiles of the in-cube row sort, smallest first: (units, keys per unit).
+const ROW_TILES: [(u32, u32); 9] = [
+    (32, 1),
+    (32, 2),
+    (32, 4),
+    (64, 4),
+    (128, 4),
+    (128, 8),
+    (256, 8),
+    (256, 16),
+    (512, 16),
+];
+/// Tiles of the device-wide passes, largest first.
+const DEVICE_TILES: [(u32, u32); 6] = [(256, 16), (256, 8), (128, 8), (64, 8), (64, 4), (32, 4)];
+
+/// How the rows are sorted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Each row inside one cube (rows that fit one tile).
+    InCube,
+    /// Device-wide passes: per digit, tile histograms → scan of the counts → scatter.
+    DeviceWide,
+}
+
+/// What a sort launch moves besides the keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    None,
+    /// Each key's position in its row, written as this dtype (u32 or i64).
+    Indices(DType),
+    /// Values of this dtype, moved with their keys.
+    Values(DType),
+}
+
+impl ValueKind {
+    /// Bytes of the values moved between passes (indices travel as u32).
+    pub fn pass_bytes(self) -> usize {
+        match self {
+            ValueKind::None => 0,
+            ValueKind::Indices(_) => 4,
+            ValueKind::Values(d) => d.size(),
+        }
+    }
+}
+
+/// Regions of the workspace's temp area (byte offsets, 256-aligned) of a device-wide sort.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TempLayout {
+    pub counts: usize,
+    pub offsets: usize,
+    pub keys: [usize; 2],
+    pub values: [usize; 2],
+    pub counts_len: usize,
+    pub total: usize,
+}
+
+/// Everything a sort launch needs.
+#[derive(Debug, Clone)]
+pub struct SortPlan {
+    pub rows: usize,
+    pub n: usize,
+    pub begin_bit: u32,
+    pub end_bit: u32,
+    pub passes: u32,
+    pub route: Route,
+    pub cfg: RadixConfig,
+    pub tiles_per_row: u32,
+    pub num_tiles: u32,
+    /// Look-back state of the scan of the counts (device-wide only).
+    pub state_bytes: usize,
+    pub temp: TempLayout,
+    /// The scan of the counts, `[rows, 256 * tiles_per_row]`.
+    pub counts_shape: [usize; 2],
+}
+
+fn to_u32(v: usize, what: &str) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
+}
+
+fn align(b: usize) -> usize {
+    b.div_ceil(256) * 256
+}
+
+/// Whether the cube scans use plane operations.
+pub fn plane_ops<R: Runtime>(client: &ComputeClient<R>, p: PlaneOps) -> bool {
+    match p {
+        PlaneOps::Auto => client.features().plane.contains(Plane::Ops),
+        PlaneOps::Force => true,
+        PlaneOps::Off => false,
+    }
+}
+
+impl SortPlan {
+    /// `rows` rows of `n` keys (`n` is the capacity for a device-resident length, which forces
+    /// the device-wide route).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new<R: Runtime>(
+        client: &ComputeClient<R>,
+        rows: usize,
+        n: usize,
+        key: DType,
+        values: ValueKind,
+        device_len: bool,
+        opts: SortOptions,
+    ) -> Result<Self> {
+        let key_bits = crate::cpu::key_bits(key);
+        let end_bit = opts.end_bit.unwrap_or(key_bits);
+        if opts.begin_bit > end_bit || end_bit > key_bits {
+            return Err(Error::Unsupported(format!(
+                "bit range [{}, {end_bit}) of a {key_bits}-bit key",
+                opts.begin_bit
+            )));
+        }
+        let begin_bit = opts.begin_bit;
+        let passes = (end_bit - begin_bit).div_ceil(DIGIT_BITS).max(1);
+        rows.checked_mul(n)
+            .filter(|&t| t < u32::MAX as usize)
+            .ok_or_else(|| {
+                Error::Unsupported(format!("{rows} x {n} keys: at most 2^32 - 1 keys per call"))
+            })?;
+        let plane_ops = plane_ops(client, opts.plane_ops);
+        let plane = client.properties().hardware.plane_size_max.max(1);
+        let min_threads = if plane_ops { plane.max(32) } else { 32 };
+        let shared = client.properties().hardware.max_shared_memory_size;
+        let ks = key.size();
+        let vs = values.pass_bytes();
+        let wide_counts = crate::supports_dtype(client, DType::U64);
+        let cfg_of = |(threads, items): (u32, u32)| RadixConfig {
+            threads,
+            items,
+            plane_ops,
+            wide_counts,
+        };
+        // Shared bytes: keys, values, exchange, cube-scan scratch, digit tables, slack.
+        let row_bytes = |c: RadixConfig| {
+            let idx = if matches!(values, ValueKind::None) {
+                0
+            } else {
+                4
+            };
+            radix_slots(c.tile_len()) * (ks + idx + 4) + 24 * c.threads as usize + 256
+        };
+        let dev_bytes = |c: RadixConfig| {
+            radix_slots(c.tile_len()) * (ks + vs + 4)
+                + 24 * c.threads as usize
+                + 8 * RADIX as usize
+                + 256
+        };
+        let row_tile = ROW_TILES
+            .iter()
+            .map(|&t| cfg_of(t))
+            .filter(|c| c.threads >= min_threads && row_bytes(*c) <= shared)
+            .find(|c| c.tile_len() as usize >= n.max(1));
+        let in_cube = !device_len && matches!(values, ValueKind::None | ValueKind::Indices(_));
+        if let (true, Some(cfg)) = (in_cube, row_tile) {
+            return Ok(Self {
+                rows,
+                n,
+                begin_bit,
+                end_bit,
+                passes,
+                route: Route::InCube,
+                cfg,
+                tiles_per_row: 1,
+                num_tiles: to_u32(rows, "row count")?,
+                state_bytes: 0,
+                temp: TempLayout::default(),
+                counts_shape: [0, 0],
+            });
+        }
+        let cfg = match opts.tuning {
+            Some(t) => {
+                let c = RadixConfig {
+                    wide_counts: t.wide_counts && wide_counts,
+                    ..cfg_of((t.threads, t.items))
+                };
+                if c.threads < min_threads
+                    || c.threads > 1024
+                    || c.items == 0
+                    || dev_bytes(c) > shared
+                {
+                    return Err(Error::Unsupported(format!(
+                        "a radix tile of {} units x {} keys does not fit this device",
+                        t.threads, t.items
+                    )));
+                }
+                c
+            }
+            None => DEVICE_TILES
+                .iter()
+                .map(|&t| cfg_of(t))
+                .find(|c| c.threads >= min_threads && dev_bytes(*c) <= shared)
+                .ok_or_else(|| {
+                    Error::Unsupported(format!(
+                        "no radix tile fits in the device's {shared} bytes of shared memory"
+                    ))
+                })?,
+        };
+        if cfg.tile_len() > 1 << (32 - DIGIT_BITS) {
+            return Err(Error::Unsupported("radix tile too large".into()));
+        }
+        let tiles_per_row = to_u32(n.div_ceil(cfg.tile_len() as usize).max(1), "tile count")?;
+        let num_tiles = to_u32(rows * tiles_per_row as usize, "tile count")?;
+        let counts_len = rows * RADIX as usize * tiles_per_row as usize;
+        to_u32(counts_len, "digit-count table")?;
+        let counts_shape = [rows, RADIX as usize * tiles_per_row as usize];
+        let state_bytes = scan_workspace_bytes(
+            client,
+            &counts_shape,
+            1,
+            DType::U32,
+            false,
+            ScanOptions::default().exclusive().plane_ops(opts.plane_ops),
+        )?;
+        let mut at = 0usize;
+        let mut region = |bytes: usize| {
+            let r = at;
+            at += align(bytes.max(4));
+            r
+        };
+        let counts = region(4 * counts_len);
+        let offsets = region(4 * counts_len);
+        let data = rows * n;
+        let (mut keys, mut vals) = ([0; 2], [0; 2]);
+        if passes > 1 {
+            keys = [region(ks * data), region(ks * data)];
+            if vs > 0 {
+                vals = [region(vs * data), region(vs * data)];
+            }
+        }
+        let temp = TempLayout {
+            counts,
+            offsets,
+            keys,
+            values: vals,
+            counts_len,
+            total: at,
+        };
+        Ok(Self {
+            rows,
+            n,
+            begin_bit,
+            end_bit,
+            passes,
+            route: Route::DeviceWide,
+            cfg,
+            tiles_per_row,
+            num_tiles,
+            state_bytes,
+            temp,
+            counts_shape,
+        })
+    }
+
+    /// Workspace bytes of this plan.
+    pub fn workspace_bytes(&self) -> usize {
+        match self.route {
+            Route::InCube => 0,
+            Route::DeviceWide => workspace_bytes(self.state_bytes, self.temp.total),
+        }
+    }
+
+    /// Cube count covering `cubes` cubes (2-D past 65535).
+    pub fn cube_count(cubes: u32) -> CubeCount {
+        let x = cubes.clamp(1, 65535);
+        let y = cubes.div_ceil(x).max(1);
+        CubeCount::Static(x, y, 1)
+    }
+}

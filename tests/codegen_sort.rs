@@ -1,0 +1,331 @@
+//! Metal (MSL) and CUDA C++ source of every sort kernel variant, generated without a device
+//! (as tests/codegen.rs does for the scan): each `define_*` repeats what
+//! `#[cube(launch_unchecked)]` generates for `CubeKernel::define`, minus the client. A variant
+//! passes when both compilers report no error and the source names the kernel.
+
+use cubecl::ir::TargetProperties;
+use cubecl::prelude::*;
+use cubecl::Compiler;
+use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
+use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
+use cubecl_cpp::MslCompiler;
+use cubeprim_kernels::cube::RadixConfig;
+use cubeprim_kernels::device::radix_histogram::radix_histogram;
+use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
+use cubeprim_kernels::device::search_sorted::search_sorted;
+use half::{bf16, f16};
+use std::sync::Mutex;
+
+const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
+
+fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
+    let mut b = KernelBuilder::default();
+    b.runtime_properties(TargetProperties::default());
+    let s = KernelSettings::default()
+        .kernel_name(name)
+        .cube_dim(CubeDim::new_1d(threads))
+        .address_type(AddressType::U32);
+    (b, s)
+}
+
+fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
+    b.scope
+        .register_type::<DynamicScalar<M>>(E::as_type_native_unchecked().storage_type());
+}
+
+fn u32_arg(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
+    <u32 as LaunchArg>::expand(&Default::default(), b)
+}
+
+fn define_histogram<T: Numeric>(
+    name: &str,
+    cfg: RadixConfig,
+    device_len: bool,
+) -> KernelDefinition {
+    use radix_histogram::_T;
+    type DT = DynamicScalar<_T>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let keys = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let counts = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let a: Vec<_> = (0..9).map(|_| u32_arg(&mut b)).collect();
+    let [n, tpr, nt, st, sd, sh, mk, fl, _] = a.try_into().ok().unwrap();
+    radix_histogram::expand::<DT>(
+        &mut b.scope,
+        keys,
+        counts,
+        layout,
+        count,
+        n,
+        tpr,
+        nt,
+        st,
+        sd,
+        sh,
+        mk,
+        fl,
+        cfg,
+        device_len,
+    );
+    b.build(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
+    name: &str,
+    cfg: RadixConfig,
+    device_len: bool,
+    values: RadixValues,
+    write_keys: bool,
+) -> KernelDefinition {
+    use radix_scatter::{_T, _VI, _VO};
+    type DT = DynamicScalar<_T>;
+    type DVI = DynamicScalar<_VI>;
+    type DVO = DynamicScalar<_VO>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    register::<VI, _VI>(&mut b);
+    register::<VO, _VO>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let keys_in = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let values_in = <Array<DVI> as LaunchArg>::expand(&ARRAY, &mut b);
+    let keys_out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let values_out = <Array<DVO> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let offsets = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let a: Vec<_> = (0..10).map(|_| u32_arg(&mut b)).collect();
+    let [n, tpr, nt, st, sd, oc, sh, bits, fl, _] = a.try_into().ok().unwrap();
+    radix_scatter::expand::<DT, DVI, DVO>(
+        &mut b.scope,
+        keys_in,
+        values_in,
+        keys_out,
+        values_out,
+        offsets,
+        layout,
+        count,
+        n,
+        tpr,
+        nt,
+        st,
+        sd,
+        oc,
+        sh,
+        bits,
+        fl,
+        cfg,
+        device_len,
+        values,
+        write_keys,
+    );
+    b.build(s)
+}
+
+fn define_rows<T: Numeric, X: Numeric>(
+    name: &str,
+    cfg: RadixConfig,
+    indexed: bool,
+    write_keys: bool,
+) -> KernelDefinition {
+    use radix_sort_rows::{_T, _X};
+    type DT = DynamicScalar<_T>;
+    type DX = DynamicScalar<_X>;
+    let (mut b, s) = settings(name, cfg.threads);
+    register::<T, _T>(&mut b);
+    register::<X, _X>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let keys_in = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let keys_out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let idx_out = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let a: Vec<_> = (0..8).map(|_| u32_arg(&mut b)).collect();
+    let [rows, n, st, oc, bb, eb, fl, _] = a.try_into().ok().unwrap();
+    radix_sort_rows::expand::<DT, DX>(
+        &mut b.scope,
+        keys_in,
+        keys_out,
+        idx_out,
+        layout,
+        rows,
+        n,
+        st,
+        oc,
+        bb,
+        eb,
+        fl,
+        cfg,
+        indexed,
+        write_keys,
+    );
+    b.build(s)
+}
+
+fn define_search<T: Numeric, X: Numeric>(name: &str, right: bool) -> KernelDefinition {
+    use search_sorted::{_T, _X};
+    type DT = DynamicScalar<_T>;
+    type DX = DynamicScalar<_X>;
+    let (mut b, s) = settings(name, 256);
+    register::<T, _T>(&mut b);
+    register::<X, _X>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let sorted = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let queries = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let out = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let a: Vec<_> = (0..6).map(|_| u32_arg(&mut b)).collect();
+    let [n, m, total, rs, steps, _] = a.try_into().ok().unwrap();
+    search_sorted::expand::<DT, DX>(
+        &mut b.scope,
+        sorted,
+        queries,
+        out,
+        n,
+        m,
+        total,
+        rs,
+        steps,
+        right,
+    );
+    b.build(s)
+}
+
+/// cubecl-cpp numbers temporaries with a global counter: compile one kernel at a time.
+static COMPILER: Mutex<()> = Mutex::new(());
+
+fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
+    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
+    let addr = AddressType::U32.unsigned_type();
+    let cuda_opts = CompilationOptions {
+        warp_size: 32,
+        supports_features: CppSupportedFeatures {
+            grid_constants: true,
+            ..Default::default()
+        },
+    };
+    let cuda = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
+        .compile(define(), &cuda_opts, ExecutionMode::Unchecked, addr)
+        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
+        .to_string();
+    let msl = MslCompiler::default()
+        .compile(
+            define(),
+            &CompilationOptions::default(),
+            ExecutionMode::Unchecked,
+            addr,
+        )
+        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
+        .to_string();
+    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
+        assert!(
+            src.contains(name),
+            "{lang} of {name} does not name the kernel"
+        );
+    }
+    (cuda, msl)
+}
+
+const CFGS: [RadixConfig; 2] = [
+    RadixConfig {
+        threads: 128,
+        items: 8,
+        plane_ops: false,
+        wide_counts: false,
+    },
+    RadixConfig {
+        threads: 256,
+        items: 16,
+        plane_ops: true,
+        wide_counts: true,
+    },
+];
+
+/// Every kernel for one key type; returns the number of variants compiled.
+fn key_type<T: Numeric>(ty: &str) -> usize {
+    let mut count = 0;
+    for (c, &cfg) in CFGS.iter().enumerate() {
+        for device_len in [false, true] {
+            let name = format!("radix_histogram_{ty}_c{c}_d{}", device_len as u8);
+            compile_both(&name, || define_histogram::<T>(&name, cfg, device_len));
+            count += 1;
+        }
+        let variants: [(&str, RadixValues, bool); 4] = [
+            ("keys", RadixValues::None, true),
+            ("iota", RadixValues::Iota, false),
+            ("load", RadixValues::Load, true),
+            ("load_nokeys", RadixValues::Load, false),
+        ];
+        for (v, values, write_keys) in variants {
+            let name = format!("radix_scatter_{ty}_{v}_c{c}");
+            compile_both(&name, || {
+                define_scatter::<T, u32, u32>(&name, cfg, c == 1, values, write_keys)
+            });
+            count += 1;
+        }
+        let name = format!("radix_scatter_{ty}_widen_c{c}");
+        compile_both(&name, || {
+            define_scatter::<T, u32, i64>(&name, cfg, false, RadixValues::Load, false)
+        });
+        let name = format!("radix_scatter_{ty}_u64_c{c}");
+        compile_both(&name, || {
+            define_scatter::<T, u64, u64>(&name, cfg, false, RadixValues::Load, true)
+        });
+        let name = format!("radix_scatter_{ty}_f16_c{c}");
+        compile_both(&name, || {
+            define_scatter::<T, f16, f16>(&name, cfg, false, RadixValues::Load, true)
+        });
+        count += 3;
+        for (indexed, write_keys) in [(false, true), (true, true), (true, false)] {
+            let name = format!(
+                "radix_sort_rows_{ty}_c{c}_i{}_k{}",
+                indexed as u8, write_keys as u8
+            );
+            let (cuda, msl) = compile_both(&name, || {
+                define_rows::<T, u32>(&name, cfg, indexed, write_keys)
+            });
+            if cfg.plane_ops {
+                assert!(cuda.contains("__shfl"), "{name}: no shuffle in CUDA C++");
+                assert!(msl.contains("simd_shuffle"), "{name}: no shuffle in MSL");
+            }
+            count += 1;
+        }
+        let name = format!("radix_sort_rows_{ty}_c{c}_i64");
+        compile_both(&name, || define_rows::<T, i64>(&name, cfg, true, true));
+        count += 1;
+    }
+    for right in [false, true] {
+        for (x, wide) in [("u32", false), ("i64", true)] {
+            let name = format!("search_sorted_{ty}_{x}_r{}", right as u8);
+            if wide {
+                compile_both(&name, || define_search::<T, i64>(&name, right));
+            } else {
+                compile_both(&name, || define_search::<T, u32>(&name, right));
+            }
+            count += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn sort_kernels_32_bit_keys() {
+    assert_eq!(key_type::<u32>("u32"), 30);
+    assert_eq!(key_type::<i32>("i32"), 30);
+    assert_eq!(key_type::<f32>("f32"), 30);
+}
+
+#[test]
+fn sort_kernels_16_bit_keys() {
+    assert_eq!(key_type::<f16>("f16"), 30);
+    assert_eq!(key_type::<bf16>("bf16"), 30);
+}
+
+#[test]
+fn sort_kernels_64_bit_keys() {
+    assert_eq!(key_type::<u64>("u64"), 30);
+    assert_eq!(key_type::<i64>("i64"), 30);
+    assert_eq!(key_type::<f64>("f64"), 30);
+}

@@ -1,0 +1,687 @@
+//! Device sorts (wgpu; lavapipe in CI) against the CPU reference `cubeprim::cpu`: a stable
+//! `sort_by` with a total order (NaN last in ascending order, `-0.0` before `+0.0`, equal keys
+//! in input order). Keys, values and indices must match exactly, bit for bit.
+//!
+//! Refusals accepted: dtypes the runtime lacks (`UnsupportedDType`: bf16 on lavapipe).
+//! Each kernel variant (key type × tile × flags) costs a shader compile on lavapipe, so sizes
+//! are picked to hit the tile boundaries of the routes rather than swept.
+//!
+//! Without a device the tests skip, except under `CI=true`, where they fail
+//! (`common::client`).
+
+mod common;
+
+use common::*;
+use cubeprim::cpu::{self, SortElement};
+use cubeprim::{
+    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, Side, SortOptions, SortTuning,
+    Workspace,
+};
+use half::{bf16, f16};
+use rand::rngs::StdRng;
+use rand::Rng;
+
+fn bytes_eq<E: Element>(a: &[E], b: &[E]) -> bool {
+    a.len() == b.len() && bytemuck::cast_slice::<E, u8>(a) == bytemuck::cast_slice::<E, u8>(b)
+}
+
+fn first_diff<E: Element>(a: &[E], b: &[E]) -> String {
+    let i = (0..a.len().min(b.len()))
+        .find(|&i| bytemuck::bytes_of(&a[i]) != bytemuck::bytes_of(&b[i]))
+        .unwrap_or(a.len().min(b.len()));
+    format!(
+        "lengths {} / {}; first difference at {i}: got {:?}, want {:?}",
+        a.len(),
+        b.len(),
+        a.get(i),
+        b.get(i)
+    )
+}
+
+fn read_idx(c: &Client, t: &DeviceTensor<R>) -> Vec<i64> {
+    match t.dtype {
+        DType::U32 => t.to_vec::<u32>(c).into_iter().map(i64::from).collect(),
+        DType::I64 => t.to_vec::<i64>(c),
+        d => panic!("index dtype {d}"),
+    }
+}
+
+/// Sort-with-indices of the view `x` (its data `data`, row-major) against the reference.
+fn check_view<E: SortElement>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    x: &DeviceTensor<R>,
+    data: &[E],
+    opts: SortOptions,
+    index: IndexType,
+) {
+    let n = *x.shape.last().unwrap();
+    let what = format!(
+        "{} shape {:?} strides {:?} {opts:?} {index:?}",
+        E::DTYPE,
+        x.shape,
+        x.strides
+    );
+    let (v, i) = cubeprim::sort_with_indices(c, x, index, opts, ws)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(v.shape, x.shape, "{what}");
+    assert_eq!(i.dtype, index.dtype(), "{what}");
+    let want_i = cpu::argsort_rows(data, n, opts.descending);
+    let want_v = cpu::permute_rows(data, n, &want_i);
+    let got_v: Vec<E> = v.to_vec(c);
+    assert!(
+        bytes_eq(&got_v, &want_v),
+        "{what}: values: {}",
+        first_diff(&got_v, &want_v)
+    );
+    let got_i = read_idx(c, &i);
+    let want_i: Vec<i64> = want_i.into_iter().map(i64::from).collect();
+    assert!(
+        got_i == want_i,
+        "{what}: indices: {}",
+        first_diff(&got_i, &want_i)
+    );
+}
+
+fn check_rows<E: SortElement>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    data: &[E],
+    shape: &[usize],
+    opts: SortOptions,
+    index: IndexType,
+) {
+    let x = upload(c, data, shape);
+    check_view(c, ws, &x, data, opts, index);
+}
+
+/// Random keys with the type's special values mixed in: extremes (±inf / MIN / MAX), NaN,
+/// ±0, and many ties.
+fn special<E: TestElem>(rng: &mut StdRng, n: usize) -> Vec<E> {
+    let mut v: Vec<E> = (0..n)
+        .map(|_| match rng.random_range(0..10) {
+            0 => E::top(),
+            1 => E::bottom(),
+            2 => E::nan().unwrap_or(E::top()),
+            3 => E::from_f64(0.0),
+            4 => E::from_f64(if E::DTYPE.is_float() { -0.0 } else { 1.0 }),
+            5 => E::from_f64(2.0),
+            _ => E::wide(rng),
+        })
+        .collect();
+    if let (Some(nan), true) = (E::nan(), n > 3) {
+        // A negative NaN too: it must sort with the others, last.
+        let b = bytemuck::bytes_of(&nan).to_vec();
+        let mut neg = b.clone();
+        *neg.last_mut().unwrap() |= 0x80;
+        v[1] = *bytemuck::from_bytes::<E>(&neg);
+    }
+    v
+}
+
+fn dtype_case<E: TestElem + SortElement>(c: &Client, ws: &mut Workspace<R>, seed: u64) {
+    if !supports(c, E::DTYPE) {
+        let x = upload(c, &[E::from_f64(1.0)], &[1]);
+        let e = cubeprim::sort(c, &x, SortOptions::default(), ws).unwrap_err();
+        assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
+        return;
+    }
+    let mut r = rng(seed);
+    // In one cube ([7, 300], [2, 1000]), and device-wide (1-D 5000: tiles of at most 2048).
+    for (shape, index) in [
+        (vec![7, 300], IndexType::U32),
+        (vec![2, 1000], IndexType::I64),
+        (vec![5000], IndexType::U32),
+    ] {
+        let data: Vec<E> = special(&mut r, shape.iter().product());
+        for opts in [SortOptions::default(), SortOptions::default().descending()] {
+            check_rows(c, ws, &data, &shape, opts, index);
+        }
+    }
+}
+
+#[test]
+fn every_key_type_with_special_values() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    dtype_case::<u32>(&c, &mut ws, 1);
+    dtype_case::<i32>(&c, &mut ws, 2);
+    dtype_case::<f32>(&c, &mut ws, 3);
+    dtype_case::<f16>(&c, &mut ws, 4);
+    dtype_case::<bf16>(&c, &mut ws, 5);
+    dtype_case::<f64>(&c, &mut ws, 6);
+    dtype_case::<i64>(&c, &mut ws, 7);
+    dtype_case::<u64>(&c, &mut ws, 8);
+}
+
+#[test]
+fn f16_and_bf16_every_bit_pattern() {
+    // All 65536 patterns of a 16-bit float (subnormals, both zeros, every NaN), shuffled.
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(11);
+    let mut bits: Vec<u16> = (0..=u16::MAX).collect();
+    for i in (1..bits.len()).rev() {
+        bits.swap(i, r.random_range(0..=i));
+    }
+    let h: Vec<f16> = bits.iter().map(|&b| f16::from_bits(b)).collect();
+    check_rows(
+        &c,
+        &mut ws,
+        &h,
+        &[65536],
+        SortOptions::default(),
+        IndexType::U32,
+    );
+    if supports(&c, DType::BF16) {
+        let b: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
+        check_rows(
+            &c,
+            &mut ws,
+            &b,
+            &[65536],
+            SortOptions::default(),
+            IndexType::U32,
+        );
+    }
+}
+
+/// Keys-only sort and argsort of 1-D u32 keys of length `n`.
+fn check_1d(c: &Client, ws: &mut Workspace<R>, r: &mut StdRng, n: usize) {
+    let data: Vec<u32> = (0..n).map(|_| r.random()).collect();
+    let x = upload(c, &data, &[n]);
+    let got: Vec<u32> = cubeprim::sort(c, &x, SortOptions::default(), ws)
+        .unwrap()
+        .to_vec(c);
+    let mut want = data.clone();
+    want.sort();
+    assert!(got == want, "sort n={n}: {}", first_diff(&got, &want));
+    let idx = cubeprim::argsort(
+        c,
+        &x,
+        IndexType::U32,
+        SortOptions::default().descending(),
+        ws,
+    )
+    .unwrap();
+    let got = read_idx(c, &idx);
+    let want: Vec<i64> = cpu::argsort_rows(&data, n, true)
+        .into_iter()
+        .map(i64::from)
+        .collect();
+    assert!(got == want, "argsort n={n}: {}", first_diff(&got, &want));
+}
+
+#[test]
+fn lengths_around_tiles_and_powers_of_two() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(21);
+    // One cube up to 2048 keys on lavapipe; device-wide tiles of 2048 u32 keys above.
+    for n in [
+        0,
+        1,
+        2,
+        7,
+        33,
+        1023,
+        2047,
+        2048,
+        2049,
+        4095,
+        4097,
+        65537,
+        (1 << 20) - 1,
+    ] {
+        check_1d(&c, &mut ws, &mut r, n);
+    }
+}
+
+/// Forced tile shapes of the device-wide passes, with one-bit ranking (32-bit counters) and
+/// two-bit ranking (64-bit counters, where the runtime has them).
+#[test]
+fn tuned_tiles_and_one_bit_ranking() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(23);
+    let n = 9000;
+    let data: Vec<i32> = (0..n).map(|_| r.random_range(-100..100)).collect();
+    for (threads, items, wide_counts) in [(64, 4, false), (128, 8, false), (64, 4, true)] {
+        let opts = SortOptions::default().tuning(SortTuning {
+            threads,
+            items,
+            wide_counts,
+        });
+        check_rows(&c, &mut ws, &data, &[n], opts, IndexType::U32);
+        check_rows(&c, &mut ws, &data, &[n], opts.descending(), IndexType::U32);
+    }
+    let bad = SortOptions::default().tuning(SortTuning {
+        threads: 1024,
+        items: 64,
+        wide_counts: false,
+    });
+    let e = cubeprim::sort(&c, &upload(&c, &data, &[n]), bad, &mut ws).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+}
+
+#[test]
+fn a_few_million_keys() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(22);
+    check_1d(&c, &mut ws, &mut r, (1 << 22) + 1);
+}
+
+/// Pairs: stability (values are the positions) on adversarial patterns; 8- and 2-byte values.
+#[test]
+fn pairs_patterns_and_stability() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(31);
+    let n = 10_000;
+    let patterns: Vec<(&str, Vec<u32>)> = vec![
+        ("all equal", vec![42; n]),
+        ("sorted", (0..n as u32).collect()),
+        ("reverse", (0..n as u32).rev().collect()),
+        (
+            "few distinct",
+            (0..n).map(|_| r.random_range(0..3)).collect(),
+        ),
+        ("random", (0..n).map(|_| r.random()).collect()),
+    ];
+    for (name, keys) in patterns {
+        let vals: Vec<u32> = (0..n as u32).collect();
+        for opts in [SortOptions::default(), SortOptions::default().descending()] {
+            let (k, v) = cubeprim::sort_pairs(
+                &c,
+                &upload(&c, &keys, &[n]),
+                &upload(&c, &vals, &[n]),
+                opts,
+                &mut ws,
+            )
+            .unwrap();
+            let order = cpu::argsort_rows(&keys, n, opts.descending);
+            let want_k = cpu::permute_rows(&keys, n, &order);
+            assert!(k.to_vec::<u32>(&c) == want_k, "{name} {opts:?}: keys");
+            assert!(v.to_vec::<u32>(&c) == order, "{name} {opts:?}: values");
+        }
+    }
+    // f32 keys carrying f64 and f16 values.
+    let keys: Vec<f32> = special(&mut r, n);
+    let v64: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+    let v16: Vec<f16> = (0..n).map(|i| f16::from_f64((i % 2000) as f64)).collect();
+    let order = cpu::argsort_rows(&keys, n, false);
+    let kx = upload(&c, &keys, &[n]);
+    if supports(&c, DType::F64) {
+        let (_, v) = cubeprim::sort_pairs(
+            &c,
+            &kx,
+            &upload(&c, &v64, &[n]),
+            SortOptions::default(),
+            &mut ws,
+        )
+        .unwrap();
+        assert!(v.to_vec::<f64>(&c) == cpu::permute_rows(&v64, n, &order));
+    }
+    if supports(&c, DType::F16) {
+        let (k, v) = cubeprim::sort_pairs(
+            &c,
+            &kx,
+            &upload(&c, &v16, &[n]),
+            SortOptions::default(),
+            &mut ws,
+        )
+        .unwrap();
+        assert!(bytes_eq(
+            &k.to_vec::<f32>(&c),
+            &cpu::permute_rows(&keys, n, &order)
+        ));
+        assert!(bytes_eq(
+            &v.to_vec::<f16>(&c),
+            &cpu::permute_rows(&v16, n, &order)
+        ));
+    }
+}
+
+#[test]
+fn bit_ranges() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(41);
+    for n in [1000usize, 6000] {
+        let k32: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        for (b, e) in [(0, 16), (8, 24), (4, 5), (16, 16), (0, 32)] {
+            let opts = SortOptions::default().bits(b, e);
+            let idx = cubeprim::argsort(&c, &upload(&c, &k32, &[n]), IndexType::U32, opts, &mut ws)
+                .unwrap();
+            let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, false, b, e)
+                .into_iter()
+                .map(i64::from)
+                .collect();
+            assert!(read_idx(&c, &idx) == want, "u32 n={n} bits [{b}, {e})");
+        }
+        if supports(&c, DType::I64) {
+            let k64: Vec<i64> = (0..n).map(|_| r.random()).collect();
+            for (b, e) in [(0, 40), (32, 64)] {
+                let opts = SortOptions::default().bits(b, e).descending();
+                let idx =
+                    cubeprim::argsort(&c, &upload(&c, &k64, &[n]), IndexType::U32, opts, &mut ws)
+                        .unwrap();
+                let want: Vec<i64> = cpu::argsort_rows_bits(&k64, n, true, b, e)
+                    .into_iter()
+                    .map(i64::from)
+                    .collect();
+                assert!(read_idx(&c, &idx) == want, "i64 n={n} bits [{b}, {e})");
+            }
+        }
+    }
+}
+
+#[test]
+fn device_resident_length() {
+    let Some(c) = client() else { return };
+    let mut r = rng(51);
+    let cap = 7000;
+    let keys: Vec<f32> = (0..cap).map(|_| r.random_range(-1.0..1.0)).collect();
+    let vals: Vec<u32> = (0..cap as u32).collect();
+    let x = upload(&c, &keys, &[cap]);
+    let v = upload(&c, &vals, &[cap]);
+    let bytes = cubeprim::sort_workspace_bytes(
+        &c,
+        &[cap],
+        DType::F32,
+        Payload::Values(DType::U32),
+        true,
+        SortOptions::default(),
+    )
+    .unwrap();
+    let mut ws = Workspace::with_capacity(&c, bytes);
+    for count in [0u32, 1, 2049, 6999, 7000, 9000] {
+        let cnt = upload(&c, &[count], &[1]);
+        let ko = DeviceTensor::<R>::empty(&c, &[cap], DType::F32);
+        let vo = DeviceTensor::<R>::empty(&c, &[cap], DType::U32);
+        let len = Len::Device {
+            count: &cnt,
+            capacity: cap,
+        };
+        cubeprim::sort_pairs_into(&c, &x, &v, &ko, &vo, len, SortOptions::default(), &mut ws)
+            .unwrap();
+        let m = (count as usize).min(cap);
+        let order = cpu::argsort_rows(&keys[..m], m, false);
+        let got_k = ko.to_vec::<f32>(&c);
+        let got_v = vo.to_vec::<u32>(&c);
+        assert!(
+            got_k[..m] == cpu::permute_rows(&keys[..m], m, &order)[..],
+            "count {count}: keys"
+        );
+        assert!(got_v[..m] == order[..], "count {count}: values");
+    }
+}
+
+#[test]
+fn row_shapes() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(61);
+    for (rows, n) in [
+        (1000, 1),
+        (1000, 7),
+        (5, 1024),
+        (5, 1025),
+        (3, 5000),
+        (2, 1 << 17),
+    ] {
+        let data: Vec<f32> = (0..rows * n).map(|_| r.random_range(-8.0..8.0)).collect();
+        let data: Vec<f32> = data.iter().map(|x| x.round()).collect(); // ties
+        check_rows(
+            &c,
+            &mut ws,
+            &data,
+            &[rows, n],
+            SortOptions::default(),
+            IndexType::U32,
+        );
+        check_rows(
+            &c,
+            &mut ws,
+            &data,
+            &[rows, n],
+            SortOptions::default().descending(),
+            IndexType::U32,
+        );
+    }
+    // Leading dimensions fold into rows.
+    let data: Vec<i32> = (0..2 * 3 * 50).map(|_| r.random_range(-5..5)).collect();
+    check_rows(
+        &c,
+        &mut ws,
+        &data,
+        &[2, 3, 50],
+        SortOptions::default(),
+        IndexType::I64,
+    );
+}
+
+#[test]
+fn strided_inputs() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(71);
+    for (rows, n) in [(6, 300), (3, 5000)] {
+        // A transposed [n, rows] buffer: rows are columns of the buffer (stride `rows`).
+        let buf: Vec<f32> = (0..rows * n).map(|_| r.random_range(-4.0..4.0)).collect();
+        let t = upload(&c, &buf, &[n, rows]).transpose(0, 1);
+        let data = gather_view(&buf, &t.shape, &t.strides, t.offset);
+        check_view(
+            &c,
+            &mut ws,
+            &t,
+            &data,
+            SortOptions::default(),
+            IndexType::U32,
+        );
+        // A narrowed view with an offset.
+        let v = upload(&c, &buf, &[rows, n]).narrow(1, 3, n - 5);
+        let data = gather_view(&buf, &v.shape, &v.strides, v.offset);
+        check_view(
+            &c,
+            &mut ws,
+            &v,
+            &data,
+            SortOptions::default(),
+            IndexType::U32,
+        );
+    }
+}
+
+#[test]
+fn top_k_rows() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(81);
+    for (rows, n, ks) in [(4usize, 1000usize, vec![1, 10, 1000]), (2, 5000, vec![50])] {
+        let data: Vec<f32> = special(&mut r, rows * n);
+        let x = upload(&c, &data, &[rows, n]);
+        for &k in &ks {
+            for largest in [true, false] {
+                for index in [IndexType::U32, IndexType::I64] {
+                    let (v, i) = cubeprim::top_k(&c, &x, k, largest, index, &mut ws).unwrap();
+                    assert_eq!(v.shape, vec![rows, k]);
+                    let (wv, wi) = cpu::top_k_rows(&data, n, k, largest);
+                    let what = format!("[{rows}, {n}] k={k} largest={largest} {index:?}");
+                    let gv = v.to_vec::<f32>(&c);
+                    assert!(bytes_eq(&gv, &wv), "{what}: {}", first_diff(&gv, &wv));
+                    let wi: Vec<i64> = wi.into_iter().map(i64::from).collect();
+                    assert!(read_idx(&c, &i) == wi, "{what}: indices");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn searchsorted_and_bucketize() {
+    let Some(c) = client() else { return };
+    let mut r = rng(91);
+    let mut sorted: Vec<f32> = (0..1000)
+        .map(|_| r.random_range(-5.0f32..5.0).round())
+        .collect();
+    sorted.extend([f32::INFINITY, f32::NAN, f32::NAN]);
+    sorted.insert(0, f32::NEG_INFINITY);
+    sorted.sort_by(|a, b| a.sort_cmp(b));
+    let n = sorted.len();
+    let mut q: Vec<f32> = (0..3000)
+        .map(|_| r.random_range(-6.0f32..6.0).round())
+        .collect();
+    q.extend([f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0]);
+    let s = upload(&c, &sorted, &[n]);
+    let qt = upload(&c, &q, &[q.len()]);
+    for side in [Side::Left, Side::Right] {
+        for index in [IndexType::U32, IndexType::I64] {
+            let got = cubeprim::searchsorted(&c, &s, &qt, side, index).unwrap();
+            let want: Vec<i64> = cpu::searchsorted(&sorted, n, &q, q.len(), side == Side::Right)
+                .into_iter()
+                .map(i64::from)
+                .collect();
+            assert!(read_idx(&c, &got) == want, "{side:?} {index:?}");
+        }
+    }
+    let b = cubeprim::bucketize(&c, &qt, &s, true, IndexType::U32).unwrap();
+    let want: Vec<i64> = cpu::searchsorted(&sorted, n, &q, q.len(), true)
+        .into_iter()
+        .map(i64::from)
+        .collect();
+    assert!(read_idx(&c, &b) == want, "bucketize");
+    // Rows: [4, 300] sorted rows, [4, 77] queries; and an empty sorted row.
+    let rows: Vec<i32> = (0..4)
+        .flat_map(|_| {
+            let mut v: Vec<i32> = (0..300).map(|_| r.random_range(-50..50)).collect();
+            v.sort();
+            v
+        })
+        .collect();
+    let qs: Vec<i32> = (0..4 * 77).map(|_| r.random_range(-60..60)).collect();
+    let got = cubeprim::searchsorted(
+        &c,
+        &upload(&c, &rows, &[4, 300]),
+        &upload(&c, &qs, &[4, 77]),
+        Side::Right,
+        IndexType::U32,
+    )
+    .unwrap();
+    let want: Vec<i64> = cpu::searchsorted(&rows, 300, &qs, 77, true)
+        .into_iter()
+        .map(i64::from)
+        .collect();
+    assert!(read_idx(&c, &got) == want, "rows");
+    let empty = DeviceTensor::<R>::from_slice::<i32>(&c, &[], &[0]);
+    let got = cubeprim::searchsorted(
+        &c,
+        &empty,
+        &upload(&c, &qs, &[qs.len()]),
+        Side::Left,
+        IndexType::U32,
+    )
+    .unwrap();
+    assert!(read_idx(&c, &got).iter().all(|&i| i == 0), "empty sorted");
+}
+
+#[test]
+fn errors_and_workspace() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let x = upload(&c, &[3.0f32, 1.0, 2.0, 0.0], &[2, 2]);
+    // Index dtype.
+    let bad = DeviceTensor::<R>::empty(&c, &[2, 2], DType::F32);
+    let e = cubeprim::sort_into(
+        &c,
+        &x,
+        None,
+        Some(&bad),
+        Len::Host(2),
+        SortOptions::default(),
+        &mut ws,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
+    // Output shape.
+    let bad = DeviceTensor::<R>::empty(&c, &[4], DType::F32);
+    let e = cubeprim::sort_into(
+        &c,
+        &x,
+        Some(&bad),
+        None,
+        Len::Host(2),
+        SortOptions::default(),
+        &mut ws,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    // Nothing to write.
+    assert!(cubeprim::sort_into(
+        &c,
+        &x,
+        None,
+        None,
+        Len::Host(2),
+        SortOptions::default(),
+        &mut ws
+    )
+    .is_err());
+    // k > n.
+    let e = cubeprim::top_k(&c, &x, 3, true, IndexType::U32, &mut ws).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { .. }), "{e}");
+    // A device length on a 2-D sort.
+    let cnt = upload(&c, &[1u32], &[1]);
+    let out = DeviceTensor::<R>::empty(&c, &[2, 2], DType::F32);
+    let len = Len::Device {
+        count: &cnt,
+        capacity: 2,
+    };
+    let e = cubeprim::sort_into(
+        &c,
+        &x,
+        Some(&out),
+        None,
+        len,
+        SortOptions::default(),
+        &mut ws,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+    // Bit ranges.
+    for (b, e) in [(8, 4), (0, 33)] {
+        let err = cubeprim::sort(&c, &x, SortOptions::default().bits(b, e), &mut ws).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    }
+    // Query dtype.
+    let q = upload(&c, &[1i32], &[1]);
+    let e = cubeprim::searchsorted(&c, &x, &q, Side::Left, IndexType::U32).unwrap_err();
+    assert!(matches!(e, Error::UnsupportedDType { .. }), "{e}");
+    // A workspace too small, then one of the queried size, reused.
+    let n = 9000;
+    let keys: Vec<u32> = (0..n as u32).rev().collect();
+    let k = upload(&c, &keys, &[n]);
+    let need = cubeprim::sort_workspace_bytes(
+        &c,
+        &[n],
+        DType::U32,
+        Payload::Indices(IndexType::U32),
+        false,
+        SortOptions::default(),
+    )
+    .unwrap();
+    assert!(need > 0);
+    let mut small = Workspace::with_capacity(&c, need / 2);
+    let e =
+        cubeprim::argsort(&c, &k, IndexType::U32, SortOptions::default(), &mut small).unwrap_err();
+    assert!(matches!(e, Error::ScratchTooSmall { .. }), "{e}");
+    let mut exact = Workspace::with_capacity(&c, need);
+    for _ in 0..3 {
+        let idx =
+            cubeprim::argsort(&c, &k, IndexType::U32, SortOptions::default(), &mut exact).unwrap();
+        let want: Vec<u32> = (0..n as u32).rev().collect();
+        assert!(idx.to_vec::<u32>(&c) == want);
+    }
+    assert_eq!(exact.bytes(), need.div_ceil(4) * 4);
+}
