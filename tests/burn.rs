@@ -1,6 +1,7 @@
 //! The burn extension methods against the CPU reference, on Wgpu (fused and unfused; lavapipe
 //! in CI) and NdArray: every method, ranks 1–4, every axis, f32 / f16 / f64 / int, strided
-//! inputs, long rows (look-back), the fusion stream order, and the argument panics.
+//! inputs, long rows (look-back), the fusion stream order, and the argument panics; the sort
+//! family (sort, argsort, with indices, top-k, bottom-k on every axis; searchsorted).
 
 mod common;
 
@@ -11,7 +12,7 @@ use common::{compare, tie_values, values_for, variants, TestElem, OPS};
 use cubecl::wgpu::WgpuRuntime;
 use cubeprim::burn::prelude::*;
 use cubeprim::burn::NumericKind;
-use cubeprim::cpu::{self, ScanElement};
+use cubeprim::cpu::{self, ScanElement, SortElement};
 use half::f16;
 use rand::rngs::StdRng;
 
@@ -307,6 +308,223 @@ fn empty<B: PrimBackend>(dev: &B::Device) {
     assert_eq!((v.dims(), i.dims()), ([0, 4], [0, 4]));
 }
 
+/// Same bits, or both NaN.
+fn same<E: BurnElement + SortElement>(a: E, b: E) -> bool {
+    a.sort_cmp(&b) == std::cmp::Ordering::Equal
+        && (cubeprim::Element::to_f64(a).is_nan()
+            || bytemuck::bytes_of(&a) == bytemuck::bytes_of(&b))
+}
+
+/// Checks a sort-family result of `x` along its last axis against `cpu`: `k` of `n` kept.
+fn check_sort_as<E: SortElement + BurnElement>(
+    x: &TensorData,
+    y: Option<&TensorData>,
+    idx: Option<&TensorData>,
+    k: usize,
+    descending: bool,
+    what: &str,
+) {
+    let input: Vec<E> = read(x);
+    let n = *x.shape.last().unwrap();
+    let order = cpu::argsort_rows(&input, n, descending);
+    let rows = input.len().checked_div(n).unwrap_or(0);
+    let want_idx: Vec<u32> = (0..rows)
+        .flat_map(|r| order[r * n..r * n + k].to_vec())
+        .collect();
+    let want: Vec<E> = want_idx
+        .iter()
+        .enumerate()
+        .map(|(i, &j)| input[i / k.max(1) * n + j as usize])
+        .collect();
+    if let Some(y) = y {
+        let got: Vec<E> = read(y);
+        assert_eq!(got.len(), want.len(), "{what}: length");
+        if let Some(i) = (0..got.len()).find(|&i| !same(got[i], want[i])) {
+            panic!(
+                "{what}: value at flat {i}: got {:?}, want {:?}",
+                got[i], want[i]
+            );
+        }
+    }
+    if let Some(idx) = idx {
+        let got: Vec<i64> = read(&idx.clone().convert::<i64>());
+        assert_eq!(got.len(), want_idx.len(), "{what}: index length");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want_idx[i] as i64) {
+            panic!(
+                "{what}: index at flat {i}: got {}, want {}",
+                got[i], want_idx[i]
+            );
+        }
+    }
+}
+
+fn check_sort(
+    x: &TensorData,
+    y: Option<&TensorData>,
+    idx: Option<&TensorData>,
+    k: usize,
+    descending: bool,
+    what: &str,
+) {
+    match x.dtype {
+        BDType::F32 => check_sort_as::<f32>(x, y, idx, k, descending, what),
+        BDType::F16 => check_sort_as::<f16>(x, y, idx, k, descending, what),
+        BDType::F64 => check_sort_as::<f64>(x, y, idx, k, descending, what),
+        BDType::I32 => check_sort_as::<i32>(x, y, idx, k, descending, what),
+        BDType::I64 => check_sort_as::<i64>(x, y, idx, k, descending, what),
+        d => panic!("{what}: no reference for {d:?}"),
+    }
+}
+
+/// Every sort-family method along every axis of tensors from `make()` (ties, NaN).
+fn check_sorts<B: PrimBackend, const D: usize, K: NumericKind<B>>(
+    make: &mut dyn FnMut() -> Tensor<B, D, K>,
+    label: &str,
+) {
+    for axis in 0..D {
+        let dim = if axis % 2 == 1 {
+            axis as isize - D as isize
+        } else {
+            axis as isize
+        };
+        let x = make();
+        // The input with `axis` last: the layout the reference sorts in.
+        let last = |t: Tensor<B, D, K>| t.swap_dims(axis, D - 1).to_data();
+        let last_i = |t: Tensor<B, D, Int>| t.swap_dims(axis, D - 1).to_data();
+        let xd = last(x.clone());
+        let n = x.dims()[axis];
+        let what = format!("{label} shape {:?} axis {axis}", x.dims());
+        for desc in [false, true] {
+            let w = format!("{what} descending {desc}");
+            let (y, i) = if desc {
+                (
+                    x.clone().prim_sort_descending(dim),
+                    x.clone().prim_argsort_descending(dim),
+                )
+            } else {
+                (x.clone().prim_sort(dim), x.clone().prim_argsort(dim))
+            };
+            check_sort(&xd, Some(&last(y)), Some(&last_i(i)), n, desc, &w);
+            let (y, i) = if desc {
+                x.clone().prim_sort_descending_with_indices(dim)
+            } else {
+                x.clone().prim_sort_with_indices(dim)
+            };
+            check_sort(
+                &xd,
+                Some(&last(y)),
+                Some(&last_i(i)),
+                n,
+                desc,
+                &format!("{w} with indices"),
+            );
+        }
+        let k = n.min(3);
+        let (y, i) = x.clone().prim_topk_with_indices(k, dim);
+        check_sort(
+            &xd,
+            Some(&last(y)),
+            Some(&last_i(i)),
+            k,
+            true,
+            &format!("{what} topk {k}"),
+        );
+        let y = x.clone().prim_topk(k, dim);
+        check_sort(
+            &xd,
+            Some(&last(y)),
+            None,
+            k,
+            true,
+            &format!("{what} topk {k}"),
+        );
+        let (y, i) = x.clone().prim_bottomk_with_indices(k, dim);
+        check_sort(
+            &xd,
+            Some(&last(y)),
+            Some(&last_i(i)),
+            k,
+            false,
+            &format!("{what} bottomk {k}"),
+        );
+    }
+}
+
+fn sort_ranks<B: PrimBackend>(dev: &B::Device, dtype: BDType, seed: u64) {
+    let rng = &mut common::rng(seed);
+    let label = format!("{} {dtype:?}", std::any::type_name::<B>());
+    let max = ScanOp::Max;
+    check_sorts::<B, 1, _>(
+        &mut || float_input(dev, [300], dtype, max, true, rng),
+        &label,
+    );
+    check_sorts::<B, 2, _>(
+        &mut || float_input(dev, [7, 45], dtype, max, false, rng),
+        &label,
+    );
+    check_sorts::<B, 3, _>(
+        &mut || float_input(dev, [3, 20, 6], dtype, max, true, rng),
+        &label,
+    );
+    check_sorts::<B, 4, _>(
+        &mut || float_input(dev, [2, 3, 5, 11], dtype, max, false, rng),
+        &label,
+    );
+    let label = format!("{} int", std::any::type_name::<B>());
+    check_sorts::<B, 2, _>(&mut || int_input(dev, [9, 33], max, true, rng), &label);
+    check_sorts::<B, 3, _>(&mut || int_input(dev, [4, 3, 70], max, false, rng), &label);
+    // A row longer than one tile (device-wide passes).
+    check_sorts::<B, 1, _>(
+        &mut || float_input(dev, [20000], dtype, max, false, rng),
+        &label,
+    );
+}
+
+/// searchsorted against `cpu`: a shared 1-D sorted tensor and row-wise sorted rows.
+fn searchsorted_cases<B: PrimBackend>(dev: &B::Device, seed: u64) {
+    let rng = &mut common::rng(seed);
+    for side in [Side::Left, Side::Right] {
+        let right = side == Side::Right;
+        let sorted =
+            float_input::<B, 1>(dev, [50], BDType::F32, ScanOp::Max, true, rng).prim_sort(0);
+        let q = float_input::<B, 2>(dev, [4, 9], BDType::F32, ScanOp::Max, true, rng);
+        let got: Vec<i64> = read(
+            &sorted
+                .clone()
+                .prim_searchsorted(q.clone(), side)
+                .to_data()
+                .convert::<i64>(),
+        );
+        let s: Vec<f32> = read(&sorted.to_data());
+        let qv: Vec<f32> = read(&q.to_data());
+        let want = cpu::searchsorted(&s, 50, &qv, 9, right);
+        assert_eq!(
+            got,
+            want.iter().map(|&v| v as i64).collect::<Vec<_>>(),
+            "1-D {side:?}"
+        );
+        let sorted = int_input::<B, 2>(dev, [3, 40], ScanOp::Max, true, rng).prim_sort(1);
+        let q = int_input::<B, 2>(dev, [3, 7], ScanOp::Max, true, rng)
+            .swap_dims(0, 1)
+            .swap_dims(0, 1);
+        let got: Vec<i64> = read(
+            &sorted
+                .clone()
+                .prim_searchsorted(q.clone(), side)
+                .to_data()
+                .convert::<i64>(),
+        );
+        let s: Vec<i64> = read(&sorted.to_data().convert::<i64>());
+        let qv: Vec<i64> = read(&q.to_data().convert::<i64>());
+        let want = cpu::searchsorted(&s, 40, &qv, 7, right);
+        assert_eq!(
+            got,
+            want.iter().map(|&v| v as i64).collect::<Vec<_>>(),
+            "rows {side:?}"
+        );
+    }
+}
+
 fn wgpu_device() -> burn::backend::wgpu::WgpuDevice {
     // Fails under CI=true when there is no device (the shared test rule).
     let _ = common::client();
@@ -324,6 +542,14 @@ macro_rules! backend_tests {
             #[test]
             fn ints_every_rank_and_axis() {
                 int_ranks::<$B>(&$dev, 2);
+            }
+            #[test]
+            fn sorts_every_rank_and_axis() {
+                $(sort_ranks::<$B>(&$dev, BDType::$dtype, 4);)*
+            }
+            #[test]
+            fn searchsorted_1d_and_rows() {
+                searchsorted_cases::<$B>(&$dev, 5);
             }
             #[test]
             fn long_rows_look_back() {

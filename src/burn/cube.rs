@@ -81,6 +81,13 @@ where
             .map(|p| match p {
                 AnyPrimitive::Float(t) | AnyPrimitive::Int(t) | AnyPrimitive::Bool(t) => t,
             })
+            .map(|t| {
+                if op.needs_contiguous() {
+                    burn_cubecl::kernel::into_contiguous(t)
+                } else {
+                    t
+                }
+            })
             .collect();
         let first = tensors.first().expect("an op has inputs");
         let (client, device) = (first.client.clone(), first.device.clone());

@@ -68,15 +68,24 @@ macro_rules! with_host_data {
 }
 pub(crate) use with_host_data;
 
-/// Host data from an owned vector.
+/// An element type of [`HostData`].
 pub trait IntoHostData: Sized {
+    /// Host data owning `v`.
     fn into_host(v: Vec<Self>) -> HostData<'static>;
+    /// The elements of `d`, if it holds this type.
+    fn slice_of<'b>(d: &'b HostData<'_>) -> Option<&'b [Self]>;
 }
 macro_rules! into_host {
     ($($t:ty => $d:ident),*) => {$(
         impl IntoHostData for $t {
             fn into_host(v: Vec<Self>) -> HostData<'static> {
                 HostData::$d(Cow::Owned(v))
+            }
+            fn slice_of<'b>(d: &'b HostData<'_>) -> Option<&'b [Self]> {
+                match d {
+                    HostData::$d(v) => Some(v),
+                    _ => None,
+                }
             }
         }
     )*};

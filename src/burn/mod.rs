@@ -56,14 +56,16 @@ mod host;
 mod ndarray;
 mod op;
 mod scan;
+mod sort;
 
 pub use backend::{run, AnyPrimitive, NumericKind, PrimBackend, PrimKind};
 pub use host::{HostData, HostTensor};
 pub use op::{Kind, OutDType, OutputSpec, PrimOp, TensorMeta};
 pub use scan::{Scan, ScanExt};
+pub use sort::{SearchSorted, Sort, SortExt, SortOutputs, TopK};
 
 /// The extension traits and the types their methods take.
 pub mod prelude {
-    pub use super::{PrimBackend, ScanExt};
-    pub use crate::{ScanOp, ScanOptions};
+    pub use super::{PrimBackend, ScanExt, SortExt};
+    pub use crate::{ScanOp, ScanOptions, Side};
 }

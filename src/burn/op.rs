@@ -124,6 +124,11 @@ pub trait PrimOp: Clone + Debug + Send + Sync + 'static {
     /// arguments (wrong axis, kind, dtype).
     fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>>;
 
+    /// Whether the device path needs contiguous inputs (the adapter copies strided ones).
+    fn needs_contiguous(&self) -> bool {
+        false
+    }
+
     /// What the device must support beyond [`PrimOp::outputs`] (dtype support, shared memory).
     fn check_device<R: Runtime>(
         &self,
