@@ -23,6 +23,8 @@
 //! host side: dispatch ([`scan`]), scratch ([`Workspace`]), errors ([`Error`]) and the CPU
 //! reference ([`cpu`]).
 
+#[cfg(feature = "burn")]
+pub mod burn;
 #[cfg(feature = "candle")]
 pub mod candle;
 mod count;

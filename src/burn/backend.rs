@@ -1,0 +1,130 @@
+//! The backend trait ([`PrimBackend`]) and the glue between burn's tensor kinds and it.
+
+use super::op::{Kind, PrimOp, TensorMeta};
+use ::burn::tensor::backend::Backend;
+use ::burn::tensor::ops::{BoolTensor, FloatTensor, IntTensor};
+use ::burn::tensor::{BasicOps, Bool, Device, Float, Int, TensorMetadata, TensorPrimitive};
+
+/// A float, int or bool primitive of backend `B`.
+pub enum AnyPrimitive<B: Backend> {
+    Float(FloatTensor<B>),
+    Int(IntTensor<B>),
+    Bool(BoolTensor<B>),
+}
+
+impl<B: Backend> AnyPrimitive<B> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            AnyPrimitive::Float(_) => Kind::Float,
+            AnyPrimitive::Int(_) => Kind::Int,
+            AnyPrimitive::Bool(_) => Kind::Bool,
+        }
+    }
+
+    pub fn meta(&self) -> TensorMeta {
+        let (shape, dtype) = match self {
+            AnyPrimitive::Float(t) => (t.shape(), t.dtype()),
+            AnyPrimitive::Int(t) => (t.shape(), t.dtype()),
+            AnyPrimitive::Bool(t) => (t.shape(), t.dtype()),
+        };
+        TensorMeta {
+            kind: self.kind(),
+            shape: shape.to_vec(),
+            dtype,
+        }
+    }
+
+    pub fn device(&self) -> Device<B> {
+        match self {
+            AnyPrimitive::Float(t) => B::float_device(t),
+            AnyPrimitive::Int(t) => B::int_device(t),
+            AnyPrimitive::Bool(t) => B::bool_device(t),
+        }
+    }
+}
+
+/// A burn backend that runs cubeprim's ops.
+///
+/// Implemented for `CubeBackend` (wgpu, CUDA, … : cubeprim's kernels on the tensors' own
+/// buffers), `Fusion<B>` (a custom op on the fusion stream) and `NdArray` (cubeprim's CPU path,
+/// parallel over rows). Not implemented for `Autodiff<B>`: calling an op on an autodiff tensor
+/// does not compile (no gradient would flow through it).
+pub trait PrimBackend: Backend {
+    /// Checks arguments and device support before anything is queued.
+    fn prim_check<O: PrimOp>(
+        op: &O,
+        inputs: &[TensorMeta],
+        device: &Device<Self>,
+    ) -> crate::Result<()>;
+
+    /// Runs `op` (checked with [`PrimBackend::prim_check`]). Outputs follow
+    /// [`PrimOp::outputs`]. Panics if the op fails.
+    fn prim_run<O: PrimOp>(op: &O, inputs: Vec<AnyPrimitive<Self>>) -> Vec<AnyPrimitive<Self>>;
+}
+
+/// The panic of an op that cannot run (burn's convention for invalid arguments).
+pub(crate) fn fail<O: PrimOp>(e: crate::Error) -> ! {
+    panic!("{}: {e}", O::NAME)
+}
+
+/// Checks, then runs `op`: what every extension method calls.
+pub fn run<B: PrimBackend, O: PrimOp>(
+    op: &O,
+    inputs: Vec<AnyPrimitive<B>>,
+) -> Vec<AnyPrimitive<B>> {
+    let metas: Vec<TensorMeta> = inputs.iter().map(AnyPrimitive::meta).collect();
+    let device = inputs.first().map(AnyPrimitive::device).unwrap_or_default();
+    if let Err(e) = B::prim_check(op, &metas, &device) {
+        fail::<O>(e)
+    }
+    B::prim_run(op, inputs)
+}
+
+/// A burn tensor kind whose primitive converts to and from [`AnyPrimitive`].
+pub trait PrimKind<B: Backend>: BasicOps<B> {
+    fn into_any(p: Self::Primitive) -> AnyPrimitive<B>;
+    /// Panics on a primitive of another kind (an op returned the wrong kind).
+    fn from_any(p: AnyPrimitive<B>) -> Self::Primitive;
+}
+
+/// Float and int tensors (the kinds with arithmetic and order).
+pub trait NumericKind<B: Backend>: PrimKind<B> {}
+
+impl<B: Backend> PrimKind<B> for Float {
+    fn into_any(p: TensorPrimitive<B>) -> AnyPrimitive<B> {
+        AnyPrimitive::Float(p.tensor())
+    }
+    fn from_any(p: AnyPrimitive<B>) -> TensorPrimitive<B> {
+        match p {
+            AnyPrimitive::Float(t) => TensorPrimitive::Float(t),
+            other => panic!("expected a float tensor, got {:?}", other.kind()),
+        }
+    }
+}
+
+impl<B: Backend> PrimKind<B> for Int {
+    fn into_any(p: IntTensor<B>) -> AnyPrimitive<B> {
+        AnyPrimitive::Int(p)
+    }
+    fn from_any(p: AnyPrimitive<B>) -> IntTensor<B> {
+        match p {
+            AnyPrimitive::Int(t) => t,
+            other => panic!("expected an int tensor, got {:?}", other.kind()),
+        }
+    }
+}
+
+impl<B: Backend> PrimKind<B> for Bool {
+    fn into_any(p: BoolTensor<B>) -> AnyPrimitive<B> {
+        AnyPrimitive::Bool(p)
+    }
+    fn from_any(p: AnyPrimitive<B>) -> BoolTensor<B> {
+        match p {
+            AnyPrimitive::Bool(t) => t,
+            other => panic!("expected a bool tensor, got {:?}", other.kind()),
+        }
+    }
+}
+
+impl<B: Backend> NumericKind<B> for Float {}
+impl<B: Backend> NumericKind<B> for Int {}

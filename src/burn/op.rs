@@ -1,0 +1,150 @@
+//! What every op tells the adapters: its outputs (shapes and dtypes, known before it runs), how
+//! it runs on a device, and how it runs on the host. The adapters for each burn backend
+//! (`cube.rs`, `fusion.rs`, `ndarray.rs`) are written once against this trait.
+
+use super::host::HostTensor;
+use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use ::burn::tensor::DType as BurnDType;
+use cubecl::prelude::*;
+use std::fmt::Debug;
+
+/// The kind of a burn tensor primitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Float,
+    Int,
+    Bool,
+}
+
+/// Kind, shape and dtype of an input, as an op sees it before it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorMeta {
+    pub kind: Kind,
+    pub shape: Vec<usize>,
+    pub dtype: BurnDType,
+}
+
+impl TensorMeta {
+    /// cubeprim's dtype for this tensor's storage.
+    pub fn prim_dtype(&self) -> Result<DType> {
+        prim_dtype(self.dtype)
+    }
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+}
+
+/// cubeprim's dtype for a burn dtype (`Flex32` is stored as f32).
+pub fn prim_dtype(d: BurnDType) -> Result<DType> {
+    Ok(match d {
+        BurnDType::F32 | BurnDType::Flex32 => DType::F32,
+        BurnDType::F16 => DType::F16,
+        BurnDType::BF16 => DType::BF16,
+        BurnDType::F64 => DType::F64,
+        BurnDType::I32 => DType::I32,
+        BurnDType::U32 => DType::U32,
+        BurnDType::I64 => DType::I64,
+        BurnDType::U64 => DType::U64,
+        other => {
+            return Err(Error::Unsupported(format!(
+                "burn dtype {other:?} (cubeprim handles f32, f16, bf16, f64, i32, u32, i64, u64)"
+            )))
+        }
+    })
+}
+
+/// The burn dtype of a cubeprim dtype.
+pub fn burn_dtype(d: DType) -> BurnDType {
+    match d {
+        DType::F32 => BurnDType::F32,
+        DType::F16 => BurnDType::F16,
+        DType::BF16 => BurnDType::BF16,
+        DType::F64 => BurnDType::F64,
+        DType::I32 => BurnDType::I32,
+        DType::U32 => BurnDType::U32,
+        DType::I64 => BurnDType::I64,
+        DType::U64 => BurnDType::U64,
+    }
+}
+
+/// The dtype of an output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutDType {
+    /// The dtype of input `i`.
+    Like(usize),
+    /// The backend's int dtype (indices, counts). Devices and the host may compute indices in
+    /// another integer type; the adapter casts them.
+    Index,
+}
+
+impl OutDType {
+    /// The burn dtype, given the inputs and the backend's int dtype.
+    pub fn resolve(self, inputs: &[TensorMeta], int_dtype: BurnDType) -> BurnDType {
+        match self {
+            OutDType::Like(i) => inputs[i].dtype,
+            OutDType::Index => int_dtype,
+        }
+    }
+}
+
+/// Kind, shape and dtype of an output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSpec {
+    pub kind: Kind,
+    pub shape: Vec<usize>,
+    pub dtype: OutDType,
+}
+
+impl OutputSpec {
+    /// An output of the kind, shape and dtype of input `i`.
+    pub fn like(inputs: &[TensorMeta], i: usize) -> Self {
+        Self {
+            kind: inputs[i].kind,
+            shape: inputs[i].shape.clone(),
+            dtype: OutDType::Like(i),
+        }
+    }
+    /// An int output of `shape` in the backend's int dtype.
+    pub fn index(shape: Vec<usize>) -> Self {
+        Self {
+            kind: Kind::Int,
+            shape,
+            dtype: OutDType::Index,
+        }
+    }
+}
+
+/// One cubeprim op on burn tensors. Its parameters (axis, flags) are the struct's fields; it
+/// must be cheap to clone and `'static`, as the fusion stream keeps it until it runs.
+pub trait PrimOp: Clone + Debug + Send + Sync + 'static {
+    /// The op's name (fusion IR id, error messages).
+    const NAME: &'static str;
+
+    /// The outputs made from inputs of these kinds, shapes and dtypes; an error for bad
+    /// arguments (wrong axis, kind, dtype).
+    fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>>;
+
+    /// Whether the device path needs contiguous inputs (the adapter copies strided ones).
+    fn needs_contiguous(&self) -> bool {
+        false
+    }
+
+    /// What the device must support beyond [`PrimOp::outputs`] (dtype support, shared memory).
+    fn check_device<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        inputs: &[TensorMeta],
+    ) -> Result<()>;
+
+    /// Runs on the device, on the inputs' own buffers (strided views), with the outputs in the
+    /// order and shapes of [`PrimOp::outputs`], contiguous.
+    fn run_device<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        inputs: &[DeviceTensor<R>],
+        workspace: &mut Workspace<R>,
+    ) -> Result<Vec<DeviceTensor<R>>>;
+
+    /// Runs on the host (row-major inputs), in parallel over rows.
+    fn run_host(&self, inputs: &[HostTensor<'_>]) -> Result<Vec<HostTensor<'static>>>;
+}
