@@ -203,8 +203,8 @@ fn scan_typed<T: candle_core::cuda_backend::CudaDType + DeviceRepr>(
             Some(s) => b.arg(s).arg(s),
             None => b.arg(&dummy).arg(&dummy),
         };
-        // `prefixes` (reduce-then-scan only), then the row layout.
-        b.arg(&dummy).arg(&rows);
+        // `prefixes` (reduce-then-scan only), the row layout, the device length (unused).
+        b.arg(&dummy).arg(&rows).arg(&dummy);
         // The info struct, by value (`__grid_constant__`): the driver copies the parameter's
         // size from this address.
         b.arg(&info[0]);

@@ -76,11 +76,13 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
     s.address_type.register(&mut b.scope);
     let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
     let output = <Array<Vector<DT, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let indices = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let indices = <Array<Vector<DX, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let state = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let state_view = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let prefixes = <Array<DA> as LaunchArg>::expand(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    // The device-resident length of `scan_len_into` (unused here: a one-item dummy).
+    let len = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let [n_vec, tiles_per_row, num_tiles, in_stride, out_stride, epoch, counter_base] =
         [(); 7].map(|_| scalar_u32(&mut b));
     scan_rows::expand::<DT, DA, DX, O, DN>(
@@ -93,6 +95,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
         state_view,
         prefixes,
         layout,
+        len,
         n_vec,
         tiles_per_row,
         num_tiles,
@@ -102,6 +105,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
         counter_base,
         launch.cfg,
         launch.mode,
+        false,
     );
     b.build(s)
 }
@@ -231,14 +235,18 @@ pub fn scan_rows_source(
 
 /// The `info_st` argument of `scan_rows` (CUDA: by value; MSL: a constant buffer), built
 /// with cubecl's own [`cubecl::InfoBuilder`]: the seven u32 scalars, then each buffer's length
-/// in items (vectors for input and output) in parameter order. `input_len`: elements in the
+/// in items (vectors for input, output and indices) in parameter order. `input_len`: elements in the
 /// input buffer; `total`: elements of the output. The dummies are one item long.
 pub fn scan_rows_info(launch: &ScanLaunch, input_len: usize, total: usize) -> Vec<u64> {
     let mut ib = cubecl::InfoBuilder::default();
     for s in launch.scalars() {
         ib.scalars.push(s);
     }
-    let indices = if launch.cfg.indexed { total } else { 1 };
+    let indices = if launch.cfg.indexed {
+        total / launch.vec
+    } else {
+        1
+    };
     let state = launch.state_words.max(1);
     let lens = [
         input_len / launch.vec,
@@ -248,6 +256,7 @@ pub fn scan_rows_info(launch: &ScanLaunch, input_len: usize, total: usize) -> Ve
         state,
         1,
         launch.layout.len(),
+        1,
     ];
     for len in lens {
         ib.metadata

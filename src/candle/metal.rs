@@ -137,7 +137,9 @@ pub(crate) fn scan(
         e.set_output_buffer(4, Some(state), 0);
         e.set_input_buffer(5, Some(&dummy), 0);
         e.set_input_buffer(6, Some(&rows), 0);
-        e.set_bytes_directly(7, info.len() * 8, info.as_ptr().cast());
+        // The device length of `scan_len_into` (unused here).
+        e.set_input_buffer(7, Some(&dummy), 0);
+        e.set_bytes_directly(8, info.len() * 8, info.as_ptr().cast());
         e.dispatch_thread_groups(
             MTLSize {
                 width: launch.cubes.0 as usize,

@@ -144,6 +144,7 @@ impl ScanLaunch {
                 exclusive: false,
                 indexed,
                 plane_ops: true,
+                stage: false,
             };
             cfg.shared_bytes(acc)
                 + lookback_shared_bytes(WINDOW.min(threads), windows, true, plane_max, acc)
@@ -180,6 +181,7 @@ impl ScanLaunch {
             exclusive: opts.exclusive,
             indexed,
             plane_ops: true,
+            stage: false,
         };
         let mode = if single {
             ScanMode::SingleTile
