@@ -3,9 +3,16 @@
 //! Device-wide parallel primitives for tensor code, written once in CubeCL and run on CUDA,
 //! wgpu (Vulkan / Metal / DX12) and — through the CPU reference — anywhere.
 //!
-//! This release has the **scan family**: `cumsum`, `cumprod`, `cummax`, `cummin` (inclusive or
-//! exclusive, forward or reverse, any axis of a strided N-d tensor; `cummax`/`cummin` also with
-//! indices) and device-wide 1-D scans of any length.
+//! - **scans** ([`scan()`], [`cumsum`], …: inclusive or exclusive, forward or reverse, any axis of a
+//!   strided N-d tensor; max / min also with indices; 1-D scans of any length);
+//! - **reduce** ([`reduce()`]), **compaction** ([`select()`], [`partition`], [`masked_select`],
+//!   [`nonzero`]), **run-length** ([`reduce_by_key`], [`unique_consecutive`], [`unique()`]),
+//!   [`histogram()`];
+//! - **sort** ([`sort()`], [`argsort`], [`sort_pairs`], row-wise, [`top_k`], [`searchsorted`]);
+//! - extension methods on **burn** (feature `burn`) and **candle** (feature `candle`) tensors.
+//!
+//! Device-wide ops take their length as [`Len`]: a host number, or a count left on the device by
+//! an earlier op, so pipelines run without host syncs.
 //!
 //! ```no_run
 //! use cubeprim::{DeviceTensor, ScanOp, ScanOptions, Workspace};
@@ -20,8 +27,8 @@
 //! ```
 //!
 //! Kernels live in the `cubeprim-kernels` crate (plane → cube → device); this crate holds the
-//! host side: dispatch ([`scan`]), scratch ([`Workspace`]), errors ([`Error`]) and the CPU
-//! reference ([`cpu`]).
+//! host side: planning and dispatch, scratch ([`Workspace`]), errors ([`Error`]) and the CPU
+//! implementation of every op ([`cpu`]).
 
 #[cfg(feature = "burn")]
 pub mod burn;
