@@ -88,3 +88,11 @@ element!(i32, I32, |v| v as f64, |w| w as i32);
 element!(u32, U32, |v| v as f64, |w| w as u32);
 element!(i64, I64, |v| v as f64, |w| w as i64);
 element!(u64, U64, |v| v as f64, |w| w as u64);
+
+/// The dtype a dtype's scans and folds accumulate in (f32 for f16 / bf16).
+pub(crate) fn accumulator_dtype(d: DType) -> DType {
+    match d {
+        DType::F16 | DType::BF16 => DType::F32,
+        d => d,
+    }
+}

@@ -37,6 +37,7 @@ pub mod candle;
 mod count;
 pub mod cpu;
 pub mod device;
+mod dispatch;
 mod dtype;
 mod error;
 pub mod histogram;

@@ -8,6 +8,7 @@
 //! the macro's own where a device exists).
 
 use super::plan::ScanLaunch;
+use crate::dispatch::with_dtype;
 use crate::{DType, Error, Result, ScanOp};
 use cubecl::prelude::*;
 use cubecl::Compiler;
@@ -16,7 +17,6 @@ use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
 use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::device::scan_rows::scan_rows;
 use cubeprim_kernels::ops::{Add, Max, Min, Mul};
-use half::{bf16, f16};
 use std::sync::Mutex;
 
 /// The name of the scan kernel in the generated source.
@@ -108,54 +108,6 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
         false,
     );
     b.build(s)
-}
-
-/// Runs `$body` with `$T` (storage) and `$A` (accumulator) bound to the dtype's types.
-macro_rules! with_dtype {
-    ($dtype:expr, |$T:ident, $A:ident| $body:expr) => {
-        match $dtype {
-            DType::F32 => {
-                type $T = f32;
-                type $A = f32;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                type $A = f32;
-                $body
-            }
-            DType::BF16 => {
-                type $T = bf16;
-                type $A = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                type $A = f64;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                type $A = i32;
-                $body
-            }
-            DType::U32 => {
-                type $T = u32;
-                type $A = u32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                type $A = i64;
-                $body
-            }
-            DType::U64 => {
-                type $T = u64;
-                type $A = u64;
-                $body
-            }
-        }
-    };
 }
 
 /// The definition for a dtype and operator; indices (when `launch.cfg.indexed`) are i64.

@@ -8,13 +8,14 @@
 //! the same on every run. Max / min propagate NaN.
 
 use crate::count::Len;
+use crate::dispatch::{with_dtype, with_op};
+use crate::dtype::accumulator_dtype;
 use crate::scan::{resolve_axis, ScanPlan};
-use crate::select::plan::{accumulator_dtype, check_output, with_elem};
+use crate::select::plan::check_output;
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::device::reduce::reduce_rows;
-use cubeprim_kernels::ops::{Add, Max, Min, Mul};
 
 /// The reduce operators (the scan's: sum, prod, max, min).
 pub type ReduceOp = ScanOp;
@@ -166,42 +167,22 @@ fn dispatch<R: Runtime>(
     op: ScanOp,
     p: &PassArgs<'_>,
 ) {
-    macro_rules! with_op {
-        (|$O:ident| $body:expr) => {
-            match op {
-                ScanOp::Sum => {
-                    type $O = Add;
-                    $body
-                }
-                ScanOp::Prod => {
-                    type $O = Mul;
-                    $body
-                }
-                ScanOp::Max => {
-                    type $O = Max;
-                    $body
-                }
-                ScanOp::Min => {
-                    type $O = Min;
-                    $body
-                }
-            }
-        };
-    }
     // Passes read the input dtype (first) or the accumulator, and write the accumulator or
     // (last) the input dtype.
     if input == acc && out == acc {
-        with_elem!(acc, |A, _B| with_op!(|O| launch::<R, A, A, A, O>(
+        with_dtype!(acc, |A, _B| with_op!(op, |O| launch::<R, A, A, A, O>(
             client, p
         )))
     } else if input == acc {
-        with_elem!(out, |T, A| with_op!(|O| launch::<R, A, A, T, O>(client, p)))
+        with_dtype!(out, |T, A| with_op!(op, |O| launch::<R, A, A, T, O>(
+            client, p
+        )))
     } else if out == acc {
-        with_elem!(input, |T, A| with_op!(|O| launch::<R, T, A, A, O>(
+        with_dtype!(input, |T, A| with_op!(op, |O| launch::<R, T, A, A, O>(
             client, p
         )))
     } else {
-        with_elem!(input, |T, A| with_op!(|O| launch::<R, T, A, T, O>(
+        with_dtype!(input, |T, A| with_op!(op, |O| launch::<R, T, A, T, O>(
             client, p
         )))
     }

@@ -10,9 +10,8 @@
 //! the sort.
 
 use crate::count::Len;
-use crate::select::plan::{
-    check_count, check_input, check_output, len_parts, with_elem, Pass, THREADS,
-};
+use crate::dispatch::with_dtype;
+use crate::select::plan::{check_count, check_input, check_output, len_parts, Pass, THREADS};
 use crate::select::{new_count, read_count};
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
 use cubecl::prelude::*;
@@ -87,7 +86,7 @@ fn run<R: Runtime>(
     let ones = job.values.is_none();
     let acc_dtype = job
         .values
-        .map(|v| crate::select::plan::accumulator_dtype(v.dtype))
+        .map(|v| crate::dtype::accumulator_dtype(v.dtype))
         .unwrap_or(DType::U32);
     let sizes = [
         job.keys.dtype.size(),
@@ -131,12 +130,12 @@ fn run<R: Runtime>(
     };
     let x64 = idx == DType::I64;
     match job.values {
-        None => with_elem!(job.keys.dtype, |K, _A| if x64 {
+        None => with_dtype!(job.keys.dtype, |K, _A| if x64 {
             l.go::<R, K, u32, u32, i64, i64, Add>(client)
         } else {
             l.go::<R, K, u32, u32, i32, i32, Add>(client)
         }),
-        Some(v) => with_elem!(job.keys.dtype, |K, _KA| with_elem!(v.dtype, |V, A| {
+        Some(v) => with_dtype!(job.keys.dtype, |K, _KA| with_dtype!(v.dtype, |V, A| {
             match job.op {
                 ScanOp::Sum => l.go::<R, K, V, A, V, i32, Add>(client),
                 ScanOp::Prod => l.go::<R, K, V, A, V, i32, Mul>(client),

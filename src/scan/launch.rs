@@ -2,6 +2,8 @@
 
 use super::plan::{Route, ScanPlan};
 use super::{resolve_axis, ScanOp, ScanOptions};
+use crate::dispatch::{with_dtype, with_op};
+use crate::dtype::accumulator_dtype;
 use crate::workspace::StateLease;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
@@ -9,7 +11,6 @@ use cubecl::server::Handle;
 use cubeprim_kernels::device::reduce_tiles::reduce_tiles;
 use cubeprim_kernels::device::scan_rows::scan_rows;
 use cubeprim_kernels::device::ScanMode;
-use cubeprim_kernels::ops::{Add, Max, Min, Mul};
 use half::{bf16, f16};
 
 /// Whether the runtime can store, load and do arithmetic on `dtype` (and, for f16 / bf16, on
@@ -261,86 +262,6 @@ pub(crate) fn scan_into_len<R: Runtime>(
         base,
     );
     Ok(())
-}
-
-/// The type a dtype's scans accumulate in.
-pub(crate) fn accumulator_dtype(d: DType) -> DType {
-    match d {
-        DType::F16 | DType::BF16 => DType::F32,
-        d => d,
-    }
-}
-
-/// Runs `$body` with `$T` (storage) and `$A` (accumulator) bound to the dtype's types.
-macro_rules! with_dtype {
-    ($dtype:expr, |$T:ident, $A:ident| $body:expr) => {
-        match $dtype {
-            DType::F32 => {
-                type $T = f32;
-                type $A = f32;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                type $A = f32;
-                $body
-            }
-            DType::BF16 => {
-                type $T = bf16;
-                type $A = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                type $A = f64;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                type $A = i32;
-                $body
-            }
-            DType::U32 => {
-                type $T = u32;
-                type $A = u32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                type $A = i64;
-                $body
-            }
-            DType::U64 => {
-                type $T = u64;
-                type $A = u64;
-                $body
-            }
-        }
-    };
-}
-
-/// Runs `$body` with `$O` bound to the operator's kernel type.
-macro_rules! with_op {
-    ($op:expr, |$O:ident| $body:expr) => {
-        match $op {
-            ScanOp::Sum => {
-                type $O = Add;
-                $body
-            }
-            ScanOp::Prod => {
-                type $O = Mul;
-                $body
-            }
-            ScanOp::Max => {
-                type $O = Max;
-                $body
-            }
-            ScanOp::Min => {
-                type $O = Min;
-                $body
-            }
-        }
-    };
 }
 
 #[allow(clippy::too_many_arguments)]

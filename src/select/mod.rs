@@ -15,13 +15,12 @@
 pub(crate) mod plan;
 
 use crate::count::Len;
+use crate::dispatch::with_dtype;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::device::select::{compact, CompactMode};
-use plan::{
-    check_count, check_input, check_output, len_parts, with_bits, with_elem, Pass, THREADS,
-};
+use plan::{check_count, check_input, check_output, len_parts, with_bits, Pass, THREADS};
 
 /// Reads a device count (`u32[1]`) back to the host: one sync.
 pub fn read_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) -> usize {
@@ -164,13 +163,13 @@ fn run<R: Runtime>(
         CompactMode::Select { .. } | CompactMode::Partition { .. } => {
             let data = job.data.expect("data").dtype;
             let values = job.values.map(|v| v.dtype).unwrap_or(data);
-            with_elem!(job.flags.dtype, |F, _A| with_bits!(data, |T| with_bits!(
+            with_dtype!(job.flags.dtype, |F, _A| with_bits!(data, |T| with_bits!(
                 values,
                 |V| launch::<R, F, T, V, i32>(client, &pass, &bufs, args, job.mode)
             )))
         }
         CompactMode::NonZero | CompactMode::Count => {
-            with_elem!(job.flags.dtype, |F, _A| if x64 {
+            with_dtype!(job.flags.dtype, |F, _A| if x64 {
                 launch::<R, F, u32, u32, i64>(client, &pass, &bufs, args, job.mode)
             } else {
                 launch::<R, F, u32, u32, i32>(client, &pass, &bufs, args, job.mode)

@@ -156,55 +156,6 @@ pub(crate) fn check_count<R: Runtime>(t: &DeviceTensor<R>) -> Result<()> {
     check_output(t, 1, DType::U32)
 }
 
-/// Runs `$body` with `$T` bound to the dtype's kernel type and `$A` to its accumulator.
-macro_rules! with_elem {
-    ($dtype:expr, |$T:ident, $A:ident| $body:expr) => {{
-        use half::{bf16, f16};
-        match $dtype {
-            DType::F32 => {
-                type $T = f32;
-                type $A = f32;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                type $A = f32;
-                $body
-            }
-            DType::BF16 => {
-                type $T = bf16;
-                type $A = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                type $A = f64;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                type $A = i32;
-                $body
-            }
-            DType::U32 => {
-                type $T = u32;
-                type $A = u32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                type $A = i64;
-                $body
-            }
-            DType::U64 => {
-                type $T = u64;
-                type $A = u64;
-                $body
-            }
-        }
-    }};
-}
-
 /// Runs `$body` with `$T` bound to a kernel type of the dtype's size (data that is only moved).
 macro_rules! with_bits {
     ($dtype:expr, |$T:ident| $body:expr) => {{
@@ -225,15 +176,7 @@ macro_rules! with_bits {
     }};
 }
 
-pub(crate) use {with_bits, with_elem};
-
-/// The dtype a dtype's folds accumulate in (f32 for f16 / bf16).
-pub(crate) fn accumulator_dtype(d: DType) -> DType {
-    match d {
-        DType::F16 | DType::BF16 => DType::F32,
-        d => d,
-    }
-}
+pub(crate) use with_bits;
 
 /// Writes 0 to a `u32[1]` count (the result of an op over no elements).
 pub(crate) fn zero_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) {
