@@ -349,20 +349,48 @@ fn run<R: Runtime>(
         let big = vec![1usize << 28];
         let wide = vec![256usize, 1 << 20];
         let mut cases: Vec<(String, Vec<usize>, ScanOptions)> = Vec::new();
-        for (th, v, stage, spins) in [
-            (512, 8, true, 16),
-            (512, 8, true, 256),
-            (512, 8, true, 4096),
-            (256, 16, true, 256),
-            (512, 8, false, 256),
-        ] {
+        // `--tiles 384x8,512x8s16,...`: staged tiles (units x vectors per unit, optional
+        // `s<spins>`) to sweep over the 1-D case; the default list otherwise.
+        let tiles: Vec<(u32, u32, bool, u32)> =
+            match std::env::args().skip_while(|a| a != "--tiles").nth(1) {
+                Some(list) => list
+                    .split(',')
+                    .map(|t| {
+                        let (tv, spins) = t.split_once('s').unwrap_or((t, "256"));
+                        let (th, v) = tv.split_once('x').expect("--tiles UxV[sSPINS],...");
+                        (
+                            th.parse().expect("units"),
+                            v.parse().expect("vectors per unit"),
+                            true,
+                            spins.parse().expect("spins"),
+                        )
+                    })
+                    .collect(),
+                None => vec![
+                    (512, 8, true, 16),
+                    (512, 8, true, 256),
+                    (512, 8, true, 4096),
+                    (256, 16, true, 256),
+                    (512, 8, false, 256),
+                ],
+            };
+        let tiles_given = std::env::args().any(|a| a == "--tiles");
+        for &(th, v, stage, spins) in &tiles {
             cases.push((
                 format!("diag 1-D {th}x{v} staged {stage} spins {spins}"),
                 big.clone(),
                 t(th, v, 8, spins, stage),
             ));
         }
-        for (th, v, stage) in [(512, 8, true), (128, 16, true)] {
+        let row_tiles: Vec<(u32, u32, bool)> = if tiles_given {
+            tiles
+                .iter()
+                .map(|&(th, v, stage, _)| (th, v, stage))
+                .collect()
+        } else {
+            vec![(512, 8, true), (128, 16, true)]
+        };
+        for (th, v, stage) in row_tiles {
             cases.push((
                 format!("diag rows [256, 2^20] {th}x{v} staged {stage} spins 256"),
                 wide.clone(),

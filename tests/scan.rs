@@ -1088,42 +1088,50 @@ fn eager_fallback_gives_the_same_bits() {
         windows: 8,
         spins: 1,
         // The fallback reduces other tiles while the cube's own tile is parked in shared
-        // memory: the patient run below does not stage, so equal bits also show that staging
-        // changes nothing.
+        // memory.
         stage: true,
     };
-    for plane in [PlaneOps::Force, PlaneOps::Off] {
-        for op in [ScanOp::Sum, ScanOp::Max] {
-            let base = ScanOptions::default()
-                .algorithm(ScanAlgorithm::DecoupledLookback)
-                .plane_ops(plane);
-            let patient = ScanTuning {
-                spins: 1_000,
-                stage: false,
-                ..eager
-            };
-            let mut ws = Workspace::new();
-            let a: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(eager), &mut ws)
-                .unwrap()
-                .to_vec(&c);
-            let b: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(patient), &mut ws)
-                .unwrap()
-                .to_vec(&c);
-            assert!(
-                a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
-                "{plane:?} {op:?}: eager fallback changed the bits"
-            );
-            let want = cubeprim::cpu::scan(&data, &[n], 0, op, base);
-            let mut run = 0.0f64;
-            for i in 0..n {
-                run += data[i].abs() as f64;
-                let tol = 1e-5 * (run + 1.0);
+    // One vector per unit: the staged tile combines in the unstaged order, so the patient
+    // unstaged run must give the same bits. Four vectors per unit: staged both times (the
+    // staged tile folds each unit's chunk, another fixed order).
+    let wide = ScanTuning {
+        vectors_per_thread: 4,
+        ..eager
+    };
+    for (eager, patient_stage) in [(eager, false), (wide, true)] {
+        for plane in [PlaneOps::Force, PlaneOps::Off] {
+            for op in [ScanOp::Sum, ScanOp::Max] {
+                let base = ScanOptions::default()
+                    .algorithm(ScanAlgorithm::DecoupledLookback)
+                    .plane_ops(plane);
+                let patient = ScanTuning {
+                    spins: 1_000,
+                    stage: patient_stage,
+                    ..eager
+                };
+                let mut ws = Workspace::new();
+                let a: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(eager), &mut ws)
+                    .unwrap()
+                    .to_vec(&c);
+                let b: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(patient), &mut ws)
+                    .unwrap()
+                    .to_vec(&c);
                 assert!(
-                    ((a[i] - want[i]) as f64).abs() <= tol,
-                    "{plane:?} {op:?} at {i}: {} vs {}",
-                    a[i],
-                    want[i]
+                    a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "{plane:?} {op:?}: eager fallback changed the bits"
                 );
+                let want = cubeprim::cpu::scan(&data, &[n], 0, op, base);
+                let mut run = 0.0f64;
+                for i in 0..n {
+                    run += data[i].abs() as f64;
+                    let tol = 1e-5 * (run + 1.0);
+                    assert!(
+                        ((a[i] - want[i]) as f64).abs() <= tol,
+                        "{plane:?} {op:?} at {i}: {} vs {}",
+                        a[i],
+                        want[i]
+                    );
+                }
             }
         }
     }

@@ -8,8 +8,10 @@ use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::lookback::lookback_shared_bytes;
 use cubeprim_kernels::device::tile_state::words_per_tile;
 
-/// Units and vectors per unit of the tile used for long rows.
-pub const LONG_TILE: (u32, u32) = (512, 8);
+/// Units and vectors per unit of the tile used for long rows. Measured on the H200 (1-D 2^28
+/// f32 cumsum, staged, same call): 256 x 12 0.617 ms, 256 x 16 0.622, 384 x 8 0.648, 768 x 8
+/// 0.642, 512 x 8 0.711 (BENCHMARKS.md).
+pub const LONG_TILE: (u32, u32) = (256, 12);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
 const SHORT_TILES: [(u32, u32); 7] = [
     (32, 1),

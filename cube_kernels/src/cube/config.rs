@@ -13,8 +13,9 @@ pub struct TileConfig {
     pub indexed: bool,
     /// Use plane (subgroup) operations for the cube-wide scan.
     pub plane_ops: bool,
-    /// Park the loaded tile in shared memory (instead of registers) between the load and the
-    /// write: the registers it frees let more cubes share a streaming multiprocessor, so more
+    /// Scan the tile in shared memory (a blocked scan of the staged tile, see
+    /// [`load_tile_staged`](super::load_tile_staged)) instead of registers: the registers and
+    /// the raking buffer it saves let more cubes share a streaming multiprocessor, so more
     /// tiles' loads are in flight while others wait in the look-back. Not with `indexed`.
     pub stage: bool,
 }
@@ -31,16 +32,25 @@ impl TileConfig {
         let scan = 2 * self.threads as usize;
         self.rake_len() * acc_bytes + idx(self.rake_len()) + scan * acc_bytes + idx(scan)
     }
-    /// Entries of the staging buffer for vectors of `lanes` (1 unless `stage`).
+    /// Entries of the staging buffer for vectors of `lanes` (1 unless `stage`): the tile with
+    /// one pad entry per unit chunk, then one exclusive prefix per unit.
     pub fn stage_len(&self, lanes: usize) -> usize {
         if self.stage {
-            self.tile_vectors() as usize * lanes
+            self.stage_prefixes_at(lanes) + self.threads as usize
         } else {
             1
         }
     }
-    /// Entries of the raking buffer (one per vector, padded every 32 to dodge bank conflicts).
+    /// Where the units' exclusive prefixes start in the staging buffer (after the padded tile).
+    pub fn stage_prefixes_at(&self, lanes: usize) -> usize {
+        self.tile_vectors() as usize * lanes + self.threads as usize
+    }
+    /// Entries of the raking buffer (one per vector, padded every 32 to dodge bank conflicts);
+    /// none when staged (the staged tile is scanned in its staging buffer).
     pub fn rake_len(&self) -> usize {
+        if self.stage {
+            return 1;
+        }
         let v = self.tile_vectors() as usize;
         v + v / 32 + 1
     }

@@ -4,6 +4,8 @@
 //!   memory alone where the runtime has no plane operations);
 //! - [`tile_scan`]: a tile of `threads × vectors_per_thread` vectors: striped (coalesced) load,
 //!   per-unit scan in registers, raking scan through shared memory;
+//! - [`staged_tile_scan`]: the same tile scanned in shared memory (striped load into a staging
+//!   buffer, blocked per-unit folds there, one cube scan), for look-back tiles;
 //! - [`radix_rank`]: stable ranking of a tile by a radix digit (1-bit splits over cube scans).
 //! - [`tile_reduction`]: the combination of one tile (unit folds + one cube-wide scan);
 //! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan.
@@ -12,6 +14,7 @@ mod config;
 mod cube_scan;
 mod radix_rank;
 mod segmented_scan;
+mod staged_tile_scan;
 mod tile_reduction;
 mod tile_scan;
 
@@ -19,5 +22,6 @@ pub use config::TileConfig;
 pub use cube_scan::{cube_exclusive_scan, CubeScan};
 pub use radix_rank::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
 pub use segmented_scan::{combine_runs, cube_exclusive_segmented_scan};
+pub use staged_tile_scan::{load_tile_staged, tile_aggregate_staged, write_tile_staged};
 pub use tile_reduction::tile_reduce;
 pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

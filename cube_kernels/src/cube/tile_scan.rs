@@ -1,5 +1,5 @@
 use super::cube_scan::read_item;
-use super::{cube_exclusive_scan, TileConfig};
+use super::{cube_exclusive_scan, tile_aggregate_staged, TileConfig};
 use crate::ops::{combine_items, identity_item, item_at, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -27,6 +27,17 @@ impl<A: Numeric> TileShared<A> {
             scan_i: SharedMemory::<u32>::new(scan_idx_len),
         }
     }
+}
+
+/// Where vector `q` of a row (in scan order) sits in memory: `q`, or counted from the end
+/// when the scan runs in `reverse`.
+#[cube]
+pub(crate) fn memory_position(q: u32, n_vec: u32, #[comptime] reverse: bool) -> u32 {
+    let mut p = q;
+    if comptime![reverse] {
+        p = n_vec - 1 - q;
+    }
+    p
 }
 
 /// Raking-buffer slot of tile vector `j` (one pad entry every 32 avoids bank conflicts when a
@@ -61,7 +72,6 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     pre_v: &mut Array<A>,
     pre_i: &mut Array<u32>,
     sh: &mut TileShared<A>,
-    stage: &mut SharedMemory<A>,
     #[comptime] cfg: TileConfig,
 ) -> Item<A> {
     let t = UNIT_POS;
@@ -75,11 +85,7 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         let j = k * threads + t;
         let q = tile_start + j;
         if q < n_vec {
-            let phys = if comptime![cfg.reverse] {
-                n_vec - 1 - q
-            } else {
-                q
-            };
+            let phys = memory_position(q, n_vec, cfg.reverse);
             let v = input[base + phys as usize * stride];
             #[unroll]
             for l in 0..nl {
@@ -109,15 +115,6 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
             vals[i] = r.value;
             if comptime![indexed] {
                 idxs[i] = r.index;
-            }
-        }
-        if comptime![cfg.stage] {
-            // Lane-major: unit t's entries are `t + threads * i`, so a plane's stores hit
-            // consecutive words (no bank conflicts).
-            #[unroll]
-            for l in 0..nl {
-                let i = (k as usize) * nl + l;
-                stage[i * (threads as usize) + t as usize] = vals[i];
             }
         }
         let last = (k as usize) * nl + nl - 1;
@@ -180,9 +177,9 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     cs.total
 }
 
-/// The aggregate of tile `tile` of a row: [`load_tile`] with its per-unit results discarded.
-/// The reduce-then-scan pass and the look-back fallback both use it, so a tile's aggregate has
-/// the same bits whoever computes it.
+/// The aggregate of tile `tile` of a row, with the bits the scan of that tile computes: for an
+/// unstaged tile, [`load_tile`] with its per-unit results discarded (the reduce-then-scan pass
+/// and the look-back fallback both use it); for a staged one, [`tile_aggregate_staged`].
 #[cube]
 pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
@@ -193,49 +190,30 @@ pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     sh: &mut TileShared<A>,
     #[comptime] cfg: TileConfig,
 ) -> Item<A> {
-    let nl = N::value();
-    let nv = comptime![cfg.vectors_per_thread as usize * nl];
-    let vpt = comptime![cfg.vectors_per_thread as usize];
-    let mut vals = Array::<A>::new(nv);
-    let mut idxs = Array::<u32>::new(nv);
-    let mut pre_v = Array::<A>::new(vpt);
-    let mut pre_i = Array::<u32>::new(vpt);
-    // Never staged: the look-back fallback calls this while the cube's own tile is staged.
-    let mut unstaged = SharedMemory::<A>::new(1usize);
-    load_tile::<T, A, O, N>(
-        input,
-        base,
-        stride,
-        n_vec,
-        tile * comptime![cfg.tile_vectors()],
-        &mut vals,
-        &mut idxs,
-        &mut pre_v,
-        &mut pre_i,
-        sh,
-        &mut unstaged,
-        comptime![TileConfig {
-            stage: false,
-            ..cfg
-        }],
-    )
-}
-
-/// Entry `i` of the unit's lane prefixes: from the staging buffer when `staged`, else from
-/// registers.
-#[cube]
-fn staged_or<A: Numeric>(
-    vals: &Array<A>,
-    stage: &SharedMemory<A>,
-    i: usize,
-    #[comptime] threads: u32,
-    #[comptime] staged: bool,
-) -> A {
-    let mut v = vals[i];
-    if comptime![staged] {
-        v = stage[i * (threads as usize) + UNIT_POS as usize];
+    if comptime![cfg.stage] {
+        tile_aggregate_staged::<T, A, O, N>(input, base, stride, n_vec, tile, sh, cfg)
+    } else {
+        let nl = N::value();
+        let nv = comptime![cfg.vectors_per_thread as usize * nl];
+        let vpt = comptime![cfg.vectors_per_thread as usize];
+        let mut vals = Array::<A>::new(nv);
+        let mut idxs = Array::<u32>::new(nv);
+        let mut pre_v = Array::<A>::new(vpt);
+        let mut pre_i = Array::<u32>::new(vpt);
+        load_tile::<T, A, O, N>(
+            input,
+            base,
+            stride,
+            n_vec,
+            tile * comptime![cfg.tile_vectors()],
+            &mut vals,
+            &mut idxs,
+            &mut pre_v,
+            &mut pre_i,
+            sh,
+            cfg,
+        )
     }
-    v
 }
 
 /// Writes one scanned tile: `prefix` (everything before the tile) ⊕ the vector prefix ⊕ the
@@ -255,7 +233,6 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     idxs: &Array<u32>,
     pre_v: &Array<A>,
     pre_i: &Array<u32>,
-    stage: &SharedMemory<A>,
     #[comptime] cfg: TileConfig,
 ) {
     let t = UNIT_POS;
@@ -269,11 +246,7 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     for k in 0..vpt {
         let q = tile_start + k * threads + t;
         if q < n_vec {
-            let phys = if comptime![cfg.reverse] {
-                n_vec - 1 - q
-            } else {
-                q
-            };
+            let phys = memory_position(q, n_vec, cfg.reverse);
             let vp = item_at::<A>(pre_v[k as usize], pre_i, k as usize, indexed);
             let p = combine_items::<A, O>(prefix, vp, indexed);
             let mut out = Vector::<T, N>::empty();
@@ -286,13 +259,15 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 if comptime![cfg.exclusive] {
                     if comptime![l > 0] {
                         let i = (k as usize) * nl + l - 1;
-                        let v = staged_or::<A>(vals, stage, i, threads, cfg.stage);
-                        e = combine_items::<A, O>(p, item_at::<A>(v, idxs, i, indexed), indexed);
+                        e = combine_items::<A, O>(
+                            p,
+                            item_at::<A>(vals[i], idxs, i, indexed),
+                            indexed,
+                        );
                     }
                 } else {
                     let i = (k as usize) * nl + l;
-                    let v = staged_or::<A>(vals, stage, i, threads, cfg.stage);
-                    e = combine_items::<A, O>(p, item_at::<A>(v, idxs, i, indexed), indexed);
+                    e = combine_items::<A, O>(p, item_at::<A>(vals[i], idxs, i, indexed), indexed);
                 }
                 out[pl] = T::cast_from(e.value);
                 if comptime![indexed] {

@@ -8,7 +8,9 @@
 use super::lookback::{lookback, LookbackShared};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use super::{row_length, row_offsets};
-use crate::cube::{load_tile, write_tile, TileConfig, TileShared};
+use crate::cube::{
+    load_tile, load_tile_staged, write_tile, write_tile_staged, TileConfig, TileShared,
+};
 use crate::ops::{combine_items, identity_item, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -79,28 +81,44 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     if tile_id < num_tiles && tile * comptime![cfg.tile_vectors()] < n_vec {
         let (base_in, base_out) = row_offsets(row, layout);
         let nl = N::value();
-        let nv = comptime![cfg.vectors_per_thread as usize * nl];
-        let vpt = comptime![cfg.vectors_per_thread as usize];
-        let mut vals = Array::<A>::new(nv);
-        let mut idxs = Array::<u32>::new(nv);
-        let mut pre_v = Array::<A>::new(vpt);
-        let mut pre_i = Array::<u32>::new(vpt);
+        // A staged tile lives in `stage`; an unstaged one in these registers.
+        let regs = comptime![if cfg.stage {
+            1
+        } else {
+            cfg.vectors_per_thread as usize
+        }];
+        let mut vals = Array::<A>::new(comptime![regs * nl]);
+        let mut idxs = Array::<u32>::new(comptime![regs * nl]);
+        let mut pre_v = Array::<A>::new(regs);
+        let mut pre_i = Array::<u32>::new(regs);
         let tile_start = tile * comptime![cfg.tile_vectors()];
         let mut stage = SharedMemory::<A>::new(comptime![cfg.stage_len(nl)]);
-        let total = load_tile::<T, A, O, N>(
-            input,
-            base_in,
-            in_stride as usize,
-            n_vec,
-            tile_start,
-            &mut vals,
-            &mut idxs,
-            &mut pre_v,
-            &mut pre_i,
-            &mut sh,
-            &mut stage,
-            cfg,
-        );
+        let total = if comptime![cfg.stage] {
+            load_tile_staged::<T, A, O, N>(
+                input,
+                base_in,
+                in_stride as usize,
+                n_vec,
+                tile_start,
+                &mut sh,
+                &mut stage,
+                cfg,
+            )
+        } else {
+            load_tile::<T, A, O, N>(
+                input,
+                base_in,
+                in_stride as usize,
+                n_vec,
+                tile_start,
+                &mut vals,
+                &mut idxs,
+                &mut pre_v,
+                &mut pre_i,
+                &mut sh,
+                cfg,
+            )
+        };
         let mut prefix = identity_item::<A, O>();
         match comptime![mode] {
             ScanMode::SingleTile => {}
@@ -156,20 +174,32 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 }
             }
         }
-        write_tile::<T, A, X, O, N>(
-            output,
-            indices,
-            base_out,
-            out_stride as usize,
-            n_vec,
-            tile_start,
-            prefix,
-            &vals,
-            &idxs,
-            &pre_v,
-            &pre_i,
-            &stage,
-            cfg,
-        );
+        if comptime![cfg.stage] {
+            write_tile_staged::<T, A, O, N>(
+                output,
+                base_out,
+                out_stride as usize,
+                n_vec,
+                tile_start,
+                prefix,
+                &stage,
+                cfg,
+            );
+        } else {
+            write_tile::<T, A, X, O, N>(
+                output,
+                indices,
+                base_out,
+                out_stride as usize,
+                n_vec,
+                tile_start,
+                prefix,
+                &vals,
+                &idxs,
+                &pre_v,
+                &pre_i,
+                cfg,
+            );
+        }
     }
 }
