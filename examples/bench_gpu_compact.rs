@@ -146,61 +146,71 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32) {
         );
     }
 
-    // masked_select f32 at 50% (mask u32: cubeprim has no u8 dtype yet), device side only.
-    {
-        let (x, m) = (floats(small, 3), mask(small, 4, 0.5));
-        let got = cubeprim::masked_select(
-            c,
-            &DeviceTensor::from_slice(c, &x, &[small]),
-            &DeviceTensor::from_slice(c, &m, &[small]),
-            &mut ws,
-        )
-        .unwrap()
-        .to_vec::<f32>(c);
-        let ok = got == cubeprim::cpu::select(&x, &m);
-        let md = DeviceTensor::<R>::from_slice(c, &mask(n, 5, 0.5), &[n]);
-        let out = DeviceTensor::<R>::empty(c, &[n], DType::F32);
-        let count = cubeprim::new_count(c);
-        let ms = median_ms(c, || {
-            cubeprim::select_into(c, &src, &md, n, &out, &count, &mut ws).unwrap()
-        });
-        let k = cubeprim::read_count(c, &count) as f64;
-        line(
-            "masked_select_f32_50pct_mask_u32",
-            ms,
-            8.0 * n as f64 + 4.0 * k,
-            copy_ms,
-            ok,
-            "",
-        );
-    }
-
-    // nonzero of 2^n flags at 50% (u32 flags), indices i64.
-    {
-        let m = mask(small, 6, 0.5);
-        let got =
-            cubeprim::nonzero(c, &DeviceTensor::from_slice(c, &m, &[small]), &mut ws).unwrap();
-        let got: Vec<i64> = if got.dtype == DType::I64 {
-            got.to_vec::<i64>(c)
+    // Masks as u32 words and as bytes (u8 / bool, PyTorch's mask dtype, read four to a word).
+    let upload_mask = |m: &[u32], len: usize, bytes: bool| -> DeviceTensor<R> {
+        if bytes {
+            let b: Vec<u8> = m.iter().map(|&x| x as u8).collect();
+            DeviceTensor::from_slice(c, &b, &[len])
         } else {
-            got.to_vec::<i32>(c).into_iter().map(i64::from).collect()
-        };
-        let ok = got == cubeprim::cpu::nonzero(&m, &[small]);
-        let md = DeviceTensor::<R>::from_slice(c, &mask(n, 7, 0.5), &[n]);
-        let out = DeviceTensor::<R>::empty(c, &[n, 1], cubeprim::nonzero_index_dtype(c));
-        let count = cubeprim::new_count(c);
-        let ms = median_ms(c, || {
-            cubeprim::nonzero_into(c, &md, &out, &count, &mut ws).unwrap()
-        });
-        let k = cubeprim::read_count(c, &count) as f64;
-        line(
-            "nonzero_50pct_flags_u32",
-            ms,
-            4.0 * n as f64 + 8.0 * k,
-            copy_ms,
-            ok,
-            "",
-        );
+            DeviceTensor::from_slice(c, m, &[len])
+        }
+    };
+    for (bytes, name) in [(false, "u32"), (true, "u8")] {
+        let mb = if bytes { 1.0 } else { 4.0 };
+        // masked_select f32 at 50%, device side only.
+        {
+            let (x, m) = (floats(small, 3), mask(small, 4, 0.5));
+            let got = cubeprim::masked_select(
+                c,
+                &DeviceTensor::from_slice(c, &x, &[small]),
+                &upload_mask(&m, small, bytes),
+                &mut ws,
+            )
+            .unwrap()
+            .to_vec::<f32>(c);
+            let ok = got == cubeprim::cpu::select(&x, &m);
+            let md = upload_mask(&mask(n, 5, 0.5), n, bytes);
+            let out = DeviceTensor::<R>::empty(c, &[n], DType::F32);
+            let count = cubeprim::new_count(c);
+            let ms = median_ms(c, || {
+                cubeprim::select_into(c, &src, &md, n, &out, &count, &mut ws).unwrap()
+            });
+            let k = cubeprim::read_count(c, &count) as f64;
+            line(
+                &format!("masked_select_f32_50pct_mask_{name}"),
+                ms,
+                (4.0 + mb) * n as f64 + 4.0 * k,
+                copy_ms,
+                ok,
+                "",
+            );
+        }
+        // nonzero of 2^n flags at 50%, indices i64.
+        {
+            let m = mask(small, 6, 0.5);
+            let got = cubeprim::nonzero(c, &upload_mask(&m, small, bytes), &mut ws).unwrap();
+            let got: Vec<i64> = if got.dtype == DType::I64 {
+                got.to_vec::<i64>(c)
+            } else {
+                got.to_vec::<i32>(c).into_iter().map(i64::from).collect()
+            };
+            let ok = got == cubeprim::cpu::nonzero(&m, &[small]);
+            let md = upload_mask(&mask(n, 7, 0.5), n, bytes);
+            let out = DeviceTensor::<R>::empty(c, &[n, 1], cubeprim::nonzero_index_dtype(c));
+            let count = cubeprim::new_count(c);
+            let ms = median_ms(c, || {
+                cubeprim::nonzero_into(c, &md, &out, &count, &mut ws).unwrap()
+            });
+            let k = cubeprim::read_count(c, &count) as f64;
+            line(
+                &format!("nonzero_50pct_flags_{name}"),
+                ms,
+                mb * n as f64 + 8.0 * k,
+                copy_ms,
+                ok,
+                "",
+            );
+        }
     }
 
     // unique_consecutive with counts, sorted i32 keys (mean run 4).

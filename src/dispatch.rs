@@ -45,6 +45,11 @@ macro_rules! with_dtype {
                 type $A = u64;
                 $body
             }
+            $crate::DType::U8 => {
+                type $T = u8;
+                type $A = u32;
+                $body
+            }
         }
     };
 }

@@ -13,12 +13,17 @@ pub enum DType {
     U32,
     I64,
     U64,
+    /// Bytes (u8 / bool masks): the flags of the compaction ops (select, partition,
+    /// masked_select, nonzero, count), read four to a word on every runtime. Other ops
+    /// reject it.
+    U8,
 }
 
 impl DType {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
+            DType::U8 => 1,
             DType::F16 | DType::BF16 => 2,
             DType::F32 | DType::I32 | DType::U32 => 4,
             DType::F64 | DType::I64 | DType::U64 => 8,
@@ -54,6 +59,7 @@ impl fmt::Display for DType {
             DType::U32 => "u32",
             DType::I64 => "i64",
             DType::U64 => "u64",
+            DType::U8 => "u8",
         };
         f.write_str(s)
     }
@@ -88,11 +94,13 @@ element!(i32, I32, |v| v as f64, |w| w as i32);
 element!(u32, U32, |v| v as f64, |w| w as u32);
 element!(i64, I64, |v| v as f64, |w| w as i64);
 element!(u64, U64, |v| v as f64, |w| w as u64);
+element!(u8, U8, |v| v as f64, |w| w as u8);
 
 /// The dtype a dtype's scans and folds accumulate in (f32 for f16 / bf16).
 pub(crate) fn accumulator_dtype(d: DType) -> DType {
     match d {
         DType::F16 | DType::BF16 => DType::F32,
+        DType::U8 => DType::U32,
         d => d,
     }
 }

@@ -51,7 +51,12 @@ impl<R: Runtime> DeviceTensor<R> {
         );
         // A zero-sized buffer is not allowed everywhere: keep at least one element.
         let handle = if data.is_empty() {
-            client.empty(E::DTYPE.size())
+            client.empty(E::DTYPE.size().max(4))
+        } else if E::DTYPE == DType::U8 {
+            // Bytes are read as vectors of words: pad to whole 16-byte vectors.
+            let mut bytes = bytemuck::cast_slice::<E, u8>(data).to_vec();
+            bytes.resize(bytes.len().next_multiple_of(16), 0);
+            client.create_from_slice(&bytes)
         } else {
             client.create_from_slice(bytemuck::cast_slice(data))
         };
@@ -67,7 +72,8 @@ impl<R: Runtime> DeviceTensor<R> {
     /// An uninitialised contiguous tensor.
     pub fn empty(client: &ComputeClient<R>, shape: &[usize], dtype: DType) -> Self {
         let n: usize = shape.iter().product();
-        let handle = client.empty(n.max(1) * dtype.size());
+        // Bytes are read as vectors of words: whole 16-byte vectors.
+        let handle = client.empty((n.max(1) * dtype.size()).next_multiple_of(16));
         Self::from_parts(handle, shape.to_vec(), contiguous_strides(shape), 0, dtype)
     }
 

@@ -11,9 +11,10 @@ use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
 use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
 use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::lookback::TileCarry;
 use cubeprim_kernels::device::reduce::reduce_rows;
 use cubeprim_kernels::device::run_length::{run_length, RunConfig};
-use cubeprim_kernels::device::select::{compact, CompactMode, PassConfig};
+use cubeprim_kernels::device::select::{compact, CompactMode, CountCarry, PassConfig};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
 use std::sync::Mutex;
@@ -47,7 +48,7 @@ fn output<E: CubePrimitive>(b: &mut KernelBuilder) -> <Array<E> as CubeType>::Ex
     <Array<E> as LaunchArg>::expand_output(&ARRAY, b)
 }
 
-fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int>(
+fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     name: &str,
     vec: usize,
     cfg: PassConfig,
@@ -81,7 +82,7 @@ fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int>(
     let n = scalar_u32(&mut b);
     let epoch = scalar_u32(&mut b);
     let base = scalar_u32(&mut b);
-    compact::expand::<DF, DT, DV, DX, DN>(
+    compact::expand::<DF, DT, DV, DX, DN, G>(
         &mut b.scope,
         vec,
         flags,
@@ -239,6 +240,7 @@ fn pass(
     plain_reads: bool,
     device_len: bool,
     staged: bool,
+    packed_flags: bool,
 ) -> PassConfig {
     PassConfig {
         threads: 256,
@@ -251,6 +253,7 @@ fn pass(
         plane_max: 32,
         device_len,
         staged,
+        packed_flags,
     }
 }
 
@@ -263,15 +266,27 @@ const MODES: [CompactMode; 6] = [
     CompactMode::Count,
 ];
 
-fn compact_variants<F: Numeric, T: Numeric>(dtype: &str) -> usize {
+/// `packed`: byte flags, four to a `u32` word (`F` = u32).
+fn compact_variants<F: Numeric, T: Numeric>(dtype: &str, packed: bool) -> usize {
     let mut count = 0;
     for (m, &mode) in MODES.iter().enumerate() {
         for vec in [1usize, 4] {
             for plane_ops in [false, true] {
-                let cfg = pass(vec, plane_ops, plane_ops, m % 2 == 0, m < 2 || m == 4);
+                let cfg = pass(
+                    vec,
+                    plane_ops,
+                    plane_ops,
+                    m % 2 == 0,
+                    m < 2 || m == 4,
+                    packed,
+                );
                 let name = format!("compact_{dtype}_m{m}_v{vec}_p{}", plane_ops as u8);
                 let (cuda, msl) = compile_both(&name, || {
-                    define_compact::<F, T, u32, i64>(&name, vec, cfg, mode)
+                    if packed {
+                        define_compact::<F, T, u32, i64, CountCarry<true>>(&name, vec, cfg, mode)
+                    } else {
+                        define_compact::<F, T, u32, i64, CountCarry<false>>(&name, vec, cfg, mode)
+                    }
                 });
                 if plane_ops {
                     assert!(cuda.contains("__shfl"), "{name}: no shuffle in CUDA C++");
@@ -286,9 +301,10 @@ fn compact_variants<F: Numeric, T: Numeric>(dtype: &str) -> usize {
 
 #[test]
 fn compact_all_modes() {
-    assert_eq!(compact_variants::<f32, u32>("f32"), 24);
-    assert_eq!(compact_variants::<u32, f16>("u32"), 24);
-    assert_eq!(compact_variants::<i32, u64>("i32"), 24);
+    assert_eq!(compact_variants::<f32, u32>("f32", false), 24);
+    assert_eq!(compact_variants::<u32, f16>("u32", false), 24);
+    assert_eq!(compact_variants::<i32, u64>("i32", false), 24);
+    assert_eq!(compact_variants::<u32, f32>("u8", true), 24);
 }
 
 fn run_length_variants<K: Numeric, V: Numeric, A: Numeric, O: ScanOp>(name0: &str) -> usize {
@@ -296,7 +312,7 @@ fn run_length_variants<K: Numeric, V: Numeric, A: Numeric, O: ScanOp>(name0: &st
     for ones in [false, true] {
         for vec in [1usize, 4] {
             for plane_ops in [false, true] {
-                let cfg = pass(vec, plane_ops, plane_ops, vec == 1, false);
+                let cfg = pass(vec, plane_ops, plane_ops, vec == 1, false, false);
                 let run = RunConfig {
                     ones,
                     inverse: ones,

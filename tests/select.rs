@@ -208,26 +208,37 @@ fn device_length_selects_a_prefix() {
     let mut rng = rng(5);
     let mut ws = Workspace::new();
     let cap = 50_000;
-    for len in [0u32, 1, 2049, 33_333, 50_000] {
-        let data: Vec<u32> = (0..cap as u32).collect();
-        let f = flags(&mut rng, cap, 3, 0.5);
-        let count_in = upload(&c, &[len], &[1]);
+    let f = flags(&mut rng, cap, 3, 0.5);
+    select_device_prefixes(&c, &mut ws, &f, &[0, 1, 2049, 33_333, 50_000]);
+}
+
+/// Selects by the first `len` of `f` for each `len` (a count on the device), against the CPU.
+fn select_device_prefixes<F: cubeprim::Element>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    f: &[F],
+    lens: &[u32],
+) {
+    let cap = f.len();
+    let data: Vec<u32> = (0..cap as u32).collect();
+    for &len in lens {
+        let count_in = upload(c, &[len], &[1]);
         let (out, count) = cubeprim::select(
-            &c,
-            &upload(&c, &data, &[cap]),
-            &upload(&c, &f, &[cap]),
+            c,
+            &upload(c, &data, &[cap]),
+            &upload(c, f, &[cap]),
             Len::Device {
                 count: &count_in,
                 capacity: cap,
             },
-            &mut ws,
+            ws,
         )
         .unwrap();
         let l = len as usize;
         let want = cubeprim::cpu::select(&data[..l], &f[..l]);
-        let k = cubeprim::read_count(&c, &count);
+        let k = cubeprim::read_count(c, &count);
         assert_eq!(k, want.len(), "len {len}");
-        assert_eq!(&out.to_vec::<u32>(&c)[..k], &want[..]);
+        assert_eq!(&out.to_vec::<u32>(c)[..k], &want[..]);
     }
 }
 
@@ -302,4 +313,66 @@ fn bad_inputs_are_errors() {
         cubeprim::select(&c, &d, &f, 4, &mut tiny),
         Err(Error::ScratchTooSmall { .. })
     ));
+}
+
+/// Byte flags (u8 / bool masks, read four to a word): select, masked_select, nonzero, partition
+/// and device lengths against the CPU on the same flags as f32; lengths that are not multiples
+/// of 4 or of the tile; any non-zero byte is set.
+#[test]
+fn byte_flags() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(6);
+    let mut ws = Workspace::new();
+    let bytes = |rng: &mut rand::rngs::StdRng, n: usize, p: f64| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                if rng.random_bool(p) {
+                    rng.random_range(1..=255u8)
+                } else {
+                    0
+                }
+            })
+            .collect()
+    };
+    let as_f32 = |b: &[u8]| b.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    for &n in SIZES.iter().chain(&[3usize, 6, 4097, 1 << 20]) {
+        for p in [0.0, 0.001, 0.5, 0.999, 1.0] {
+            let f = bytes(&mut rng, n, p);
+            let ff = as_f32(&f);
+            let data: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+            let fd = upload(&c, &f, &[n]);
+            let dd = upload(&c, &data, &[n]);
+            let want = cubeprim::cpu::select(&data, &ff);
+            let (out, count) = cubeprim::select(&c, &dd, &fd, n, &mut ws).unwrap();
+            let k = cubeprim::read_count(&c, &count);
+            assert_eq!(k, want.len(), "select count n={n} p={p}");
+            assert_eq!(&out.to_vec::<f32>(&c)[..k], &want[..], "select n={n} p={p}");
+            let got = cubeprim::masked_select(&c, &dd, &fd, &mut ws).unwrap();
+            assert_eq!(got.to_vec::<f32>(&c), want, "masked_select n={n} p={p}");
+            let (parted, count) = cubeprim::partition(&c, &dd, &fd, n, &mut ws).unwrap();
+            let mut want_p = want.clone();
+            want_p.extend(
+                data.iter()
+                    .zip(&f)
+                    .filter(|(_, &b)| b == 0)
+                    .map(|(&d, _)| d),
+            );
+            assert_eq!(cubeprim::read_count(&c, &count), want.len());
+            assert_eq!(parted.to_vec::<f32>(&c), want_p, "partition n={n} p={p}");
+        }
+    }
+    for shape in [vec![7usize], vec![3, 5, 7], vec![40, 1, 301], vec![2, 3001]] {
+        let n: usize = shape.iter().product();
+        let f = bytes(&mut rng, n, 0.3);
+        let got = cubeprim::nonzero(&c, &upload(&c, &f, &shape), &mut ws).unwrap();
+        let want = cubeprim::cpu::nonzero(&as_f32(&f), &shape);
+        let got: Vec<i64> = if got.dtype == DType::I64 {
+            got.to_vec::<i64>(&c)
+        } else {
+            got.to_vec::<i32>(&c).into_iter().map(i64::from).collect()
+        };
+        assert_eq!(got, want, "nonzero {shape:?}");
+    }
+    let f = bytes(&mut rng, 50_001, 0.5);
+    select_device_prefixes(&c, &mut ws, &f, &[0, 1, 2049, 33_333, 50_001]);
 }

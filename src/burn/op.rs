@@ -64,6 +64,7 @@ pub fn burn_dtype(d: DType) -> BurnDType {
         DType::U32 => BurnDType::U32,
         DType::I64 => BurnDType::I64,
         DType::U64 => BurnDType::U64,
+        DType::U8 => BurnDType::U8,
     }
 }
 

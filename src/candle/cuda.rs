@@ -144,7 +144,7 @@ pub(crate) fn scan(
         DType::U32 => scan_typed::<u32>(op, storage, layout, dtype),
         DType::I32 => scan_typed::<i32>(op, storage, layout, dtype),
         DType::I64 => scan_typed::<i64>(op, storage, layout, dtype),
-        DType::U64 => unreachable!("candle has no u64"),
+        DType::U64 | DType::U8 => unreachable!("dtype_of gives neither u64 nor u8"),
     }
 }
 

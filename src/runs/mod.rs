@@ -28,7 +28,7 @@ pub fn runs_workspace_bytes<R: Runtime>(
 ) -> Result<usize> {
     let acc = values.map(|v| v.accumulator_size()).unwrap_or(4);
     let sizes = [keys.size(), values.map(|v| v.size()).unwrap_or(1)];
-    let pass = Pass::new(client, capacity, &sizes, false, acc, true, 0)?;
+    let pass = Pass::new(client, capacity, &sizes, false, acc, true, 0, false)?;
     Ok(crate::workspace_bytes(pass.state_bytes, 0))
 }
 
@@ -93,7 +93,16 @@ fn run<R: Runtime>(
         job.values.map(|v| v.dtype.size()).unwrap_or(1),
     ];
     let device_len = job.len.device_count().is_some();
-    let pass = Pass::new(client, cap, &sizes, device_len, acc_dtype.size(), true, 0)?;
+    let pass = Pass::new(
+        client,
+        cap,
+        &sizes,
+        device_len,
+        acc_dtype.size(),
+        true,
+        0,
+        false,
+    )?;
     let (cubes, ncubes) = pass.cube_count();
     let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
     let dummy = ws.dummy(client);

@@ -14,9 +14,11 @@ use cubeprim_kernels::device::ScanMode;
 use half::{bf16, f16};
 
 /// Whether the runtime can store, load and do arithmetic on `dtype` (and, for f16 / bf16, on
-/// their f32 accumulator).
+/// their f32 accumulator). `U8`: false — bytes are only flags (the compaction ops read them
+/// as words, on every runtime), not data.
 pub fn supports_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> bool {
     let ty = match dtype {
+        DType::U8 => return false,
         DType::F32 => f32::as_type_native_unchecked(),
         DType::F16 => f16::as_type_native_unchecked(),
         DType::BF16 => bf16::as_type_native_unchecked(),

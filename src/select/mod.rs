@@ -15,12 +15,15 @@
 pub(crate) mod plan;
 
 use crate::count::Len;
-use crate::dispatch::with_dtype;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use cubeprim_kernels::device::lookback::TileCarry;
 use cubeprim_kernels::device::select::{compact, CompactMode};
-use plan::{check_count, check_input, check_output, len_parts, with_bits, Pass, THREADS};
+use plan::{
+    check_count, check_flags, check_input, check_output, len_parts, with_bits, with_flags, Pass,
+    THREADS,
+};
 
 /// Reads a device count (`u32[1]`) back to the host: one sync.
 pub fn read_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) -> usize {
@@ -48,6 +51,7 @@ pub fn select_workspace_bytes<R: Runtime>(
         4,
         false,
         2 * data.size(),
+        flags == DType::U8,
     )?;
     Ok(crate::workspace_bytes(pass.state_bytes, 0))
 }
@@ -85,10 +89,8 @@ fn run<R: Runtime>(
         .unwrap_or(0);
     job.len.validate(available)?;
     let capacity = job.len.capacity();
-    for t in [Some(job.flags), job.data, job.values]
-        .into_iter()
-        .flatten()
-    {
+    check_flags(client, job.flags, capacity)?;
+    for t in [job.data, job.values].into_iter().flatten() {
         check_input(client, t, capacity)?;
     }
     check_count(job.count)?;
@@ -116,7 +118,10 @@ fn run<R: Runtime>(
         CompactMode::NonZero => 4,
         _ => 0,
     };
-    let pass = Pass::new(client, capacity, &sizes, device_len, 4, false, stage)?;
+    let packed = job.flags.dtype == DType::U8;
+    let pass = Pass::new(
+        client, capacity, &sizes, device_len, 4, false, stage, packed,
+    )?;
     let (cubes, ncubes) = pass.cube_count();
     let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
     let dummy = ws.dummy(client);
@@ -138,9 +143,18 @@ fn run<R: Runtime>(
         )
     };
     let (len_h, n_host) = len_parts(job.len, &dummy);
+    // Byte flags: vectors of `pass.vec` words, four flags to a word.
+    let flags_arg = if packed {
+        (
+            job.flags.handle.clone(),
+            capacity.div_ceil(4 * pass.vec).max(1),
+        )
+    } else {
+        vecs(Some(job.flags))
+    };
     let bufs = Bufs {
         h: [
-            vecs(Some(job.flags)),
+            flags_arg,
             vecs(job.data),
             vecs(job.values),
             elems(job.out),
@@ -163,23 +177,23 @@ fn run<R: Runtime>(
         CompactMode::Select { .. } | CompactMode::Partition { .. } => {
             let data = job.data.expect("data").dtype;
             let values = job.values.map(|v| v.dtype).unwrap_or(data);
-            with_dtype!(job.flags.dtype, |F, _A| with_bits!(data, |T| with_bits!(
+            with_flags!(job.flags.dtype, |F, G| with_bits!(data, |T| with_bits!(
                 values,
-                |V| launch::<R, F, T, V, i32>(client, &pass, &bufs, args, job.mode)
+                |V| launch::<R, F, T, V, i32, G>(client, &pass, &bufs, args, job.mode)
             )))
         }
         CompactMode::NonZero | CompactMode::Count => {
-            with_dtype!(job.flags.dtype, |F, _A| if x64 {
-                launch::<R, F, u32, u32, i64>(client, &pass, &bufs, args, job.mode)
+            with_flags!(job.flags.dtype, |F, G| if x64 {
+                launch::<R, F, u32, u32, i64, G>(client, &pass, &bufs, args, job.mode)
             } else {
-                launch::<R, F, u32, u32, i32>(client, &pass, &bufs, args, job.mode)
+                launch::<R, F, u32, u32, i32, G>(client, &pass, &bufs, args, job.mode)
             })
         }
     }
     Ok(())
 }
 
-fn launch<R: Runtime, F: Numeric, T: Numeric, V: Numeric, X: Int>(
+fn launch<R: Runtime, F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     client: &ComputeClient<R>,
     pass: &Pass,
     b: &Bufs,
@@ -190,7 +204,7 @@ fn launch<R: Runtime, F: Numeric, T: Numeric, V: Numeric, X: Int>(
     // SAFETY: every buffer holds the capacity the launch is sized for (checked by `run`);
     // tiles past the length read and write nothing.
     unsafe {
-        compact::launch_unchecked::<F, T, V, X, R>(
+        compact::launch_unchecked::<F, T, V, X, G, R>(
             client,
             cubes,
             CubeDim::new_1d(THREADS),

@@ -30,6 +30,8 @@ impl Pass {
     /// `capacity` elements of buffers whose element sizes are `sizes`; the look-back carries
     /// `acc_bytes` (and an index when `indexed`). `stage_bytes` > 0: the selection is staged
     /// in shared memory, that many bytes per element (the tile shrinks to fit).
+    /// `packed_flags`: the flags are bytes, read four to a word ([`PassConfig::packed_flags`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn new<R: Runtime>(
         client: &ComputeClient<R>,
         capacity: usize,
@@ -38,6 +40,7 @@ impl Pass {
         acc_bytes: usize,
         indexed: bool,
         stage_bytes: usize,
+        packed_flags: bool,
     ) -> Result<Self> {
         let widest = sizes.iter().copied().max().unwrap_or(4);
         let vec = [4usize, 2, 1]
@@ -47,8 +50,18 @@ impl Pass {
         let mut vpt = (32 / vec as u32).min(16);
         let shared_limit = client.properties().hardware.max_shared_memory_size;
         let budget = (32 * 1024).min(shared_limit.saturating_sub(12 * 1024));
-        while stage_bytes > 0 && vpt > 1 && (THREADS * vpt) as usize * vec * stage_bytes > budget {
+        // Byte flags are read in whole vectors of words: four vectors per unit at least.
+        let min_vpt = if packed_flags { 4 } else { 1 };
+        while stage_bytes > 0
+            && vpt > min_vpt
+            && (THREADS * vpt) as usize * vec * stage_bytes > budget
+        {
             vpt /= 2;
+        }
+        if (THREADS * vpt) as usize * vec * stage_bytes > shared_limit.saturating_sub(12 * 1024) {
+            return Err(Error::Unsupported(format!(
+                "the compaction tile does not fit in {shared_limit} bytes of shared memory"
+            )));
         }
         let plane_ops = client.features().plane.contains(Plane::Ops);
         let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
@@ -63,6 +76,7 @@ impl Pass {
             plane_max,
             device_len,
             staged: stage_bytes > 0,
+            packed_flags,
         };
         let tile = (THREADS * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))
@@ -117,6 +131,23 @@ pub(crate) fn check_input<R: Runtime>(
     n: usize,
 ) -> Result<()> {
     check_supported(client, t.dtype)?;
+    check_layout(t, n)
+}
+
+/// [`check_input`] of flags: byte flags (`U8`) too, on every runtime (read as words).
+pub(crate) fn check_flags<R: Runtime>(
+    client: &ComputeClient<R>,
+    t: &DeviceTensor<R>,
+    n: usize,
+) -> Result<()> {
+    if t.dtype != DType::U8 {
+        check_supported(client, t.dtype)?;
+    }
+    check_layout(t, n)
+}
+
+/// Contiguous, at least `n` elements.
+fn check_layout<R: Runtime>(t: &DeviceTensor<R>, n: usize) -> Result<()> {
     if !t.is_contiguous() {
         return Err(Error::Unsupported(
             "this op reads contiguous tensors (offset 0, row-major)".into(),
@@ -177,6 +208,24 @@ macro_rules! with_bits {
 }
 
 pub(crate) use with_bits;
+
+/// Runs `$body` with `$F` bound to the kernel type of the flags and `$G` to the look-back
+/// carry that counts them: `u32` words and the packed count for byte flags (four flags to a
+/// word, [`PassConfig::packed_flags`]), else the dtype's own type and the plain count.
+macro_rules! with_flags {
+    ($dtype:expr, |$F:ident, $G:ident| $body:expr) => {{
+        if $dtype == $crate::DType::U8 {
+            type $F = u32;
+            type $G = cubeprim_kernels::device::select::CountCarry<true>;
+            $body
+        } else {
+            type $G = cubeprim_kernels::device::select::CountCarry<false>;
+            $crate::dispatch::with_dtype!($dtype, |$F, _FlagAcc| $body)
+        }
+    }};
+}
+
+pub(crate) use with_flags;
 
 /// Writes 0 to a `u32[1]` count (the result of an op over no elements).
 pub(crate) fn zero_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) {

@@ -12,43 +12,10 @@ use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use half::{bf16, f16};
 
-/// Runs `$body` with `$K` bound to the key dtype's type.
+/// Runs `$body` with `$K` bound to the key dtype's storage type ([`with_dtype`]).
 macro_rules! with_key {
     ($dtype:expr, |$K:ident| $body:expr) => {
-        match $dtype {
-            DType::F32 => {
-                type $K = f32;
-                $body
-            }
-            DType::F16 => {
-                type $K = f16;
-                $body
-            }
-            DType::BF16 => {
-                type $K = bf16;
-                $body
-            }
-            DType::F64 => {
-                type $K = f64;
-                $body
-            }
-            DType::I32 => {
-                type $K = i32;
-                $body
-            }
-            DType::U32 => {
-                type $K = u32;
-                $body
-            }
-            DType::I64 => {
-                type $K = i64;
-                $body
-            }
-            DType::U64 => {
-                type $K = u64;
-                $body
-            }
-        }
+        $crate::dispatch::with_dtype!($dtype, |$K, _KeyAcc| $body)
     };
 }
 pub(crate) use with_key;

@@ -28,7 +28,6 @@ use crate::tensor::contiguous_strides;
 use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
-use half::{bf16, f16};
 use launch::{with_key, KeysIn, SortBuffers};
 use plan::ValueKind;
 pub use plan::{Route, SelectPlan, SortPlan};

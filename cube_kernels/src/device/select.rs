@@ -31,6 +31,10 @@ pub struct PassConfig {
     /// Select / nonzero stage the tile's selection in shared memory and write it coalesced
     /// (`tile × element size` bytes of shared memory).
     pub staged: bool,
+    /// The flags are bytes (u8 / bool masks), four to a `u32` word: `flags` is read as words
+    /// and element `e`'s flag is byte `e % 4` of word `e / 4` (`vectors_per_thread` is then a
+    /// multiple of 4, so a unit reads whole vectors of words).
+    pub packed_flags: bool,
 }
 
 impl PassConfig {
@@ -67,9 +71,49 @@ pub enum CompactMode {
 }
 
 /// The set flags among the `vpt` vectors from `first_vec` (bit `k * width + l`), counting only
-/// elements below `n`. Any non-zero value is set (NaN too).
+/// elements below `n`. Any non-zero value is set (NaN too). With `packed`, `flags` holds bytes
+/// four to a word (see [`PassConfig::packed_flags`]).
 #[cube]
 pub fn unit_flags<F: Numeric, N: Size>(
+    flags: &Array<Vector<F, N>>,
+    first_vec: u32,
+    n: u32,
+    #[comptime] vpt: u32,
+    #[comptime] packed: bool,
+) -> u32 {
+    let nl = N::value();
+    let mut bits = 0u32;
+    if comptime![packed] {
+        // Vector `qw` of words holds elements [4 * nl * qw, 4 * nl * (qw + 1)).
+        let nlu = nl as u32;
+        #[unroll]
+        for kw in 0..comptime![vpt / 4] {
+            let qw = first_vec / 4 + kw;
+            let e_base = qw * 4 * nlu;
+            if e_base < n {
+                let w = flags[qw as usize];
+                #[unroll]
+                for l in 0..nl {
+                    let word = u32::cast_from(w[l]);
+                    #[unroll]
+                    for b in 0..4u32 {
+                        let e = e_base + (l as u32) * 4 + b;
+                        if e < n && (word >> (8 * b)) & 0xFF != 0 {
+                            bits |= 1u32 << (kw * 4 * nlu + (l as u32) * 4 + b);
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        bits = unit_flags_plain::<F, N>(flags, first_vec, n, vpt);
+    }
+    bits
+}
+
+/// [`unit_flags`] of one flag per element.
+#[cube]
+fn unit_flags_plain<F: Numeric, N: Size>(
     flags: &Array<Vector<F, N>>,
     first_vec: u32,
     n: u32,
@@ -94,11 +138,12 @@ pub fn unit_flags<F: Numeric, N: Size>(
     bits
 }
 
-/// The look-back carry of select: a count of set flags, added.
-pub struct CountCarry;
+/// The look-back carry of select: a count of set flags, added (`PACKED`: byte flags, four to a
+/// word, as [`PassConfig::packed_flags`]).
+pub struct CountCarry<const PACKED: bool>;
 
 #[cube]
-impl TileCarry for CountCarry {
+impl<const PACKED: bool> TileCarry for CountCarry<PACKED> {
     fn combine<A: Numeric, O: ScanOp>(
         a: Item<A>,
         b: Item<A>,
@@ -117,7 +162,7 @@ impl TileCarry for CountCarry {
         #[comptime] cfg: TileConfig,
     ) -> Item<A> {
         let first = tile * comptime![cfg.tile_vectors()] + UNIT_POS * cfg.vectors_per_thread;
-        let bits = unit_flags::<I, N>(input, first, n, cfg.vectors_per_thread);
+        let bits = unit_flags::<I, N>(input, first, n, cfg.vectors_per_thread, PACKED);
         let cs = cube_exclusive_scan::<A, O>(
             Item::<A> {
                 value: A::cast_from(bits.count_ones()),
@@ -176,10 +221,10 @@ pub fn take_ticket(state: &Array<Atomic<u32>>, counter_base: u32) -> u32 {
 
 /// Compacts `n` elements (see [`CompactMode`]); `count[0]` receives the number selected (not
 /// written by `Partition`, whose `total[0]` already holds it). Buffers a mode does not use are
-/// 1-element dummies.
+/// 1-element dummies. `G`: [`CountCarry`], packed as `cfg.packed_flags` says.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
+pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry>(
     flags: &Array<Vector<F, N>>,
     data: &Array<Vector<T, N>>,
     values: &Array<Vector<V, N>>,
@@ -212,7 +257,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
         let vpt = comptime![cfg.vectors_per_thread];
         let tcfg = comptime![cfg.tile(false)];
         let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
-        let bits = unit_flags::<F, N>(flags, first_vec, n, vpt);
+        let bits = unit_flags::<F, N>(flags, first_vec, n, vpt, cfg.packed_flags);
         let mut sh = scan_shared::<u32>(cfg.threads);
         let cs = cube_exclusive_scan::<u32, Add>(
             plain_item::<u32>(bits.count_ones()),
@@ -263,7 +308,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size>(
             }
             let mut lb =
                 LookbackShared::<u32>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
-            let p = lookback_with::<F, F, u32, Add, N, CountCarry>(
+            let p = lookback_with::<F, F, u32, Add, N, G>(
                 flags,
                 flags,
                 0usize,
