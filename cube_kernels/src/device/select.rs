@@ -363,6 +363,30 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
     }
 }
 
+/// Writes row `row` of nonzero's output: the coordinates of flat (row-major) index `flat` in
+/// `shape = [rank, dims..]`. One dimension: the index itself (no division).
+#[cube]
+fn write_coords<X: Int>(
+    out_index: &mut Array<X>,
+    shape: &Array<u32>,
+    rank: u32,
+    row: u32,
+    flat: u32,
+) {
+    if rank == 1 {
+        out_index[row as usize] = X::cast_from(flat);
+    } else {
+        let mut rem = flat;
+        let mut d = rank;
+        while d > 0 {
+            d -= 1;
+            let size = shape[(1 + d) as usize];
+            out_index[(row * rank + d) as usize] = X::cast_from(rem % size);
+            rem /= size;
+        }
+    }
+}
+
 /// Writes the tile's staged selection to `[prefix, prefix + tile_total)`, coalesced.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -394,15 +418,7 @@ fn copy_out<T: Numeric, V: Numeric, X: Int>(
         CompactMode::NonZero => {
             let rank = shape[0];
             while j < tile_total {
-                let mut rem = stage_i[j as usize];
-                let row = prefix + j;
-                let mut d = rank;
-                while d > 0 {
-                    d -= 1;
-                    let size = shape[(1 + d) as usize];
-                    out_index[(row * rank + d) as usize] = X::cast_from(rem % size);
-                    rem /= size;
-                }
+                write_coords::<X>(out_index, shape, rank, prefix + j, stage_i[j as usize]);
                 j += CUBE_DIM;
             }
         }
@@ -561,14 +577,13 @@ fn scatter<T: Numeric, V: Numeric, X: Int, N: Size>(
                 #[unroll]
                 for l in 0..nl {
                     if (bits >> (k * (nl as u32) + (l as u32))) & 1 == 1 {
-                        let mut rem = q * (nl as u32) + (l as u32);
-                        let mut d = rank;
-                        while d > 0 {
-                            d -= 1;
-                            let size = shape[(1 + d) as usize];
-                            out_index[(sel * rank + d) as usize] = X::cast_from(rem % size);
-                            rem /= size;
-                        }
+                        write_coords::<X>(
+                            out_index,
+                            shape,
+                            rank,
+                            sel,
+                            q * (nl as u32) + (l as u32),
+                        );
                         sel += 1;
                     }
                 }
