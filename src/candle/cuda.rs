@@ -18,6 +18,7 @@
 //! `examples/bench_candle.rs` check every op against the CPU path on a CUDA machine.
 
 use super::kernels::{scan_rows_info, scan_rows_source, Target, SCAN_ROWS};
+use super::ops::dtype_of;
 use super::plan::{DeviceLimits, ScanLaunch};
 use super::scan::ScanCustomOp;
 use crate::{DType, ScanOp};
@@ -39,20 +40,6 @@ type Key = (usize, DType, ScanOp, usize, TileConfig, ScanMode);
 
 /// Loaded kernels and the dynamic shared memory each launches with.
 static FUNCS: OnceLock<Mutex<HashMap<Key, (CudaFunction, u32)>>> = OnceLock::new();
-
-/// candle's dtype as cubeprim's (the dtypes cubeprim scans).
-pub(crate) fn dtype_of(d: candle_core::DType) -> Option<DType> {
-    Some(match d {
-        candle_core::DType::F32 => DType::F32,
-        candle_core::DType::F64 => DType::F64,
-        candle_core::DType::F16 => DType::F16,
-        candle_core::DType::BF16 => DType::BF16,
-        candle_core::DType::U32 => DType::U32,
-        candle_core::DType::I32 => DType::I32,
-        candle_core::DType::I64 => DType::I64,
-        _ => return None,
-    })
-}
 
 /// Where NVRTC finds the CUDA headers the generated source includes (as cubecl-cuda:
 /// `$CUDA_PATH/include`, and its `cccl` folder where there is one).
