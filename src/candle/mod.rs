@@ -82,8 +82,9 @@ mod scan;
 mod select;
 mod sort;
 
+pub use crate::scan::DeviceLimits;
 pub use crate::{ReduceOp, Side};
-pub use plan::{DeviceLimits, ScanLaunch};
+pub use plan::ScanLaunch;
 pub use reduce::ReduceExt;
 pub use runs::RunsExt;
 pub use scan::ScanExt;
