@@ -3,11 +3,11 @@
 //! Route: each kernel variant is compiled to CUDA C++ by cubecl's own compiler
 //! ([`super::kernels`], the exact text cubecl-cuda would hand NVRTC), to PTX by NVRTC, loaded
 //! into candle's context and launched with cudarc on **candle's stream**, with candle's
-//! buffers as arguments. Why not run cubecl's `CudaRuntime` beside candle: its client owns
-//! its own memory pool and streams, so candle's buffers would have to be copied into cubecl
-//! memory and back, with a host-side sync between the two streams each way. Here there is no
-//! copy, no extra sync, the op orders with candle's other work like any candle kernel, and the
-//! binary needs no second CUDA runtime (cubecl is used only as a compiler).
+//! buffers as arguments. Why not run cubecl's `CudaRuntime` beside candle, as the other
+//! families do (`super::bridge`): its client owns its own memory pool and streams, so candle's
+//! buffers would have to be copied into cubecl memory and back, with host syncs between the
+//! two streams. Here there is no copy, no extra sync, and the op orders with candle's other
+//! work like any candle kernel: the scan is one kernel, cheap to launch by hand.
 //!
 //! Per call, only the output (and indices) are allocated, by candle. Everything else is kept
 //! per device ([`Scratch`]): the look-back state is allocated zeroed once (grown by doubling)

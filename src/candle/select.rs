@@ -25,8 +25,8 @@ pub trait SelectExt {
 impl SelectExt for Tensor {
     fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
-        let [y] = outputs(apply(&MaskedSelect, &[self, &mask])?);
-        Ok(y)
+        let [y] = outputs(apply(&MaskedSelect, &[&widen_for_device(self)?, &mask])?);
+        y.to_dtype(self.dtype())
     }
     fn nonzero(&self) -> Result<Tensor> {
         let [y] = outputs(apply(&NonZero, &[&widen_for_device(self)?])?);
