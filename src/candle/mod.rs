@@ -71,6 +71,8 @@ mod bridge;
 mod cpu;
 #[cfg(feature = "candle-cuda")]
 pub mod cuda;
+#[cfg(all(test, feature = "wgpu"))]
+mod device_tests;
 pub mod kernels;
 #[cfg(all(feature = "candle-metal", target_os = "macos"))]
 mod metal;

@@ -48,9 +48,9 @@ impl ReduceExt for Tensor {
     }
 }
 
-struct Reduce {
-    axis: usize,
-    op: ReduceOp,
+pub(super) struct Reduce {
+    pub(super) axis: usize,
+    pub(super) op: ReduceOp,
 }
 
 /// The fold of every line of a view along `axis`, in line order.

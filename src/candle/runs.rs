@@ -75,9 +75,9 @@ fn runs<const N: usize>(t: &Tensor, sorted: bool, inverse: bool) -> Result<[Tens
     Ok(outputs(out))
 }
 
-struct Runs {
-    sorted: bool,
-    inverse: bool,
+pub(super) struct Runs {
+    pub(super) sorted: bool,
+    pub(super) inverse: bool,
 }
 
 /// The runs of the row-major elements: (values, counts, inverse).
@@ -133,8 +133,8 @@ impl PrimOp for Runs {
     }
 }
 
-struct Histogram {
-    bins: usize,
+pub(super) struct Histogram {
+    pub(super) bins: usize,
 }
 
 /// Keys per parallel task of the CPU histogram.

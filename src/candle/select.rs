@@ -46,7 +46,7 @@ fn flags(s: &CpuStorage, l: &Layout) -> Result<Vec<bool>> {
     )
 }
 
-struct MaskedSelect;
+pub(super) struct MaskedSelect;
 
 impl PrimOp for MaskedSelect {
     const NAME: &'static str = "masked_select";
@@ -81,7 +81,7 @@ impl PrimOp for MaskedSelect {
     }
 }
 
-struct NonZero;
+pub(super) struct NonZero;
 
 impl PrimOp for NonZero {
     const NAME: &'static str = "nonzero";

@@ -121,10 +121,10 @@ fn top_k(t: &Tensor, k: usize, largest: bool) -> Result<(Tensor, Tensor)> {
 }
 
 /// A stable sort of each row: values and / or indices.
-struct Sort {
-    asc: bool,
-    values: bool,
-    indices: bool,
+pub(super) struct Sort {
+    pub(super) asc: bool,
+    pub(super) values: bool,
+    pub(super) indices: bool,
 }
 
 /// The rows of a view along its last axis, sorted: (values, indices) as asked.
@@ -206,9 +206,9 @@ impl PrimOp for Sort {
 }
 
 /// Top-k (or bottom-k) of each row.
-struct TopK {
-    k: usize,
-    largest: bool,
+pub(super) struct TopK {
+    pub(super) k: usize,
+    pub(super) largest: bool,
 }
 
 impl PrimOp for TopK {
@@ -256,8 +256,8 @@ impl PrimOp for TopK {
 }
 
 /// Searchsorted of a second tensor's values in the rows of the first.
-struct SearchSorted {
-    side: Side,
+pub(super) struct SearchSorted {
+    pub(super) side: Side,
 }
 
 impl PrimOp for SearchSorted {
