@@ -9,11 +9,15 @@
 //! CPU: `scan_sum` vs candle's `cumsum` (an O(n²) matmul with a triangular matrix) and a plain
 //! O(n) loop. CUDA: first every op (dtypes, ranks, axes, strided views, indices) against the
 //! CPU result, then timings of `scan_sum` against candle's `cumsum` and a device copy of the
-//! same tensor (the bandwidth bound), and candle's `arg_sort_last_dim`, which fails past 8192
-//! columns. Medians of several runs; the device is synchronised around each.
+//! same tensor (the bandwidth bound), and candle's `arg_sort_last_dim` (which fails on long
+//! rows) against cubeprim's `arg_sort_stable` and `top_k`, with the fixed cost of an op that
+//! goes through cubecl's runtime. Medians of several runs; the device is synchronised around
+//! each.
 
 use candle_core::{Device, Result, Tensor};
 use cubeprim::candle::ScanExt;
+#[cfg(feature = "candle-cuda")]
+use cubeprim::candle::{RunsExt, SortExt};
 use std::time::Instant;
 
 /// Median seconds of `reps` runs of `f` (after one warm-up), synchronising `dev` around each.
@@ -281,15 +285,28 @@ mod cuda {
             );
         }
 
-        println!("\n## CUDA: candle arg_sort_last_dim (f32, ascending)");
-        println!("| shape | copy | candle arg_sort_last_dim |");
-        println!("|---|---|---|");
+        println!("\n## CUDA: arg_sort (f32, ascending), candle vs cubeprim");
+        println!(
+            "cubeprim's sorts run on cubecl's CUDA runtime: one device copy of the keys in, one \
+             of the indices out, host syncs between the streams (src/candle/bridge.rs)."
+        );
+        let one = Tensor::zeros(1, DType::U32, dev)?;
+        let fixed = time(dev, 50, || one.histogram(1))?;
+        println!(
+            "Fixed cost of a bridged op (histogram of one key): {}",
+            ms(fixed)
+        );
+        println!(
+            "| shape | copy | candle arg_sort_last_dim | cubeprim arg_sort_stable | top_k(8) |"
+        );
+        println!("|---|---|---|---|---|");
         for shape in [
             [4096usize, 256],
             [1024, 1024],
             [256, 8192],
             [64, 16384],
             [1, 1 << 20],
+            [1, 1 << 24],
         ] {
             let n = shape[0] * shape[1];
             let data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 10007) as f32).collect();
@@ -299,7 +316,14 @@ mod cuda {
                 Ok(t) => ms(t),
                 Err(e) => format!("fails: {}", first_line(&e.to_string())),
             };
-            println!("| {shape:?} | {} | {sort} |", ms(copy));
+            let ours = time(dev, 10, || x.arg_sort_stable(true))?;
+            let top = time(dev, 10, || Ok(x.top_k(8)?.1))?;
+            println!(
+                "| {shape:?} | {} | {sort} | {} | {} |",
+                ms(copy),
+                ms(ours),
+                ms(top)
+            );
         }
         Ok(())
     }

@@ -1,23 +1,22 @@
-//! Mixture-of-experts token routing on candle tensors, with cubeprim's scans doing the
-//! counting and the offsets; on the CPU, and on CUDA when built with `candle-cuda` and a GPU
-//! is present. Every step is checked against a plain loop.
+//! Mixture-of-experts token routing on candle tensors with cubeprim's ops, on the CPU, and on
+//! CUDA when built with `candle-cuda` and a GPU is present. Every step is checked against a
+//! plain loop.
 //!
 //! ```text
 //! cargo run --release --features candle --example candle_moe_routing
+//! cargo run --release --features candle-cuda --example candle_moe_routing   # + CUDA
 //! ```
 //!
-//! 1. top-k experts per token (candle's `arg_sort_last_dim` over the few experts of a token);
-//! 2. one-hot of the `n = tokens × k` expert ids, `[n, experts]`, and its exclusive running
-//!    sum down the assignments (`exclusive_scan_sum(0)`, a cubeprim scan along a strided
-//!    axis): row `i` holds, for every expert, how many of the assignments before `i` chose it;
-//! 3. per-expert counts (the histogram): the last row of that running sum plus the last one-hot;
-//! 4. offsets: `exclusive_scan_sum` of the counts;
-//! 5. a stable argsort of the expert ids (a counting sort): assignment `i` goes to slot
-//!    `offsets[e_i] + running[i, e_i]`, scattered into the permutation;
-//! 6. gather: each expert's tokens, contiguous, in token order.
+//! 1. top-k experts per token: `top_k` of the router logits (largest first, ties to the lower
+//!    expert id);
+//! 2. a stable argsort of the `n = tokens × k` expert ids (`arg_sort_stable`): the assignments
+//!    grouped by expert, in token order within each expert;
+//! 3. per-expert counts: `histogram` of the expert ids;
+//! 4. offsets of each expert's segment: `exclusive_scan_sum` of the counts;
+//! 5. gather: each expert's tokens, contiguous (`index_select` of token = assignment / k).
 
-use candle_core::{DType, Device, Result, Tensor, D};
-use cubeprim::candle::ScanExt;
+use candle_core::{Device, Result, Tensor};
+use cubeprim::candle::{RunsExt, ScanExt, SortExt};
 
 const TOKENS: usize = 4096;
 const EXPERTS: usize = 64;
@@ -37,37 +36,18 @@ struct Routing {
 }
 
 fn route(logits: &Tensor, hidden: &Tensor) -> Result<Routing> {
-    let dev = logits.device();
     // 1. top-k experts of each token.
-    let topk = logits
-        .arg_sort_last_dim(false)?
-        .narrow(D::Minus1, 0, TOP_K)?
-        .contiguous()?;
+    let (_, topk) = logits.top_k(TOP_K)?;
     let experts = topk.flatten_all()?; // [n] u32
-    let n = experts.dim(0)?;
-    // 2. one-hot [n, E] and its running sum down the assignments.
-    let ids = Tensor::arange(0u32, EXPERTS as u32, dev)?;
-    let one_hot = experts
-        .unsqueeze(1)?
-        .broadcast_eq(&ids.unsqueeze(0)?)?
-        .to_dtype(DType::U32)?;
-    let running = one_hot.exclusive_scan_sum(0)?;
-    // 3. histogram: the last running row plus the last assignment.
-    let counts = (running.get(n - 1)? + one_hot.get(n - 1)?)?;
-    // 4. offsets of each expert's segment.
+                                       // 2. the assignments grouped by expert (stable: token order within an expert).
+    let order = experts.arg_sort_stable(true)?;
+    // 3. tokens per expert.
+    let counts = experts.histogram(EXPERTS)?;
+    // 4. where each expert's segment starts.
     let offsets = counts.exclusive_scan_sum(0)?;
-    // 5. stable counting sort: slot of each assignment, scattered into the permutation.
-    let rank = running.gather(&experts.unsqueeze(1)?, 1)?.squeeze(1)?;
-    let slot = (offsets.index_select(&experts, 0)? + rank)?;
-    let order = Tensor::zeros(n, DType::U32, dev)?.scatter(
-        &slot,
-        &Tensor::arange(0u32, n as u32, dev)?,
-        0,
-    )?;
-    // 6. gather the tokens (assignment / k) in expert order.
-    let token = (order.to_dtype(DType::F32)? / TOP_K as f64)?
-        .floor()?
-        .to_dtype(DType::U32)?;
+    // 5. the tokens' hidden states in expert order (u32 division: assignment / k).
+    let k = Tensor::full(TOP_K as u32, (), logits.device())?;
+    let token = order.broadcast_div(&k)?;
     let gathered = hidden.index_select(&token, 0)?;
     Ok(Routing {
         experts: experts.to_vec1()?,

@@ -289,3 +289,537 @@ fn bad_input_is_an_error_not_a_panic() {
         assert_eq!(got, [[1., 2., 3.], [1., 2., 3.]], "{dt:?}");
     }
 }
+
+// ---- Sorts, reduce, compaction, runs, histogram ----------------------------------------
+
+use cubeprim::candle::{ReduceExt, RunsExt, SelectExt, Side, SortExt};
+use cubeprim::cpu::SortElement;
+
+/// Random shapes of every rank 1–4: sizes 1–6, then with zeros, then all ones.
+fn shapes(rng: &mut StdRng) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for rank in 1..=4 {
+        for case in 0..4 {
+            out.push(
+                (0..rank)
+                    .map(|_| match case {
+                        2 => rng.random_range(0..3),
+                        3 => 1,
+                        _ => rng.random_range(1..7),
+                    })
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// Every view kind of a fresh tensor of `shape` filled by `fill`.
+fn views<E: WithDType>(
+    rng: &mut StdRng,
+    shape: &[usize],
+    fill: impl Fn(&mut StdRng, usize) -> Vec<E>,
+) -> Vec<Tensor> {
+    (0..4)
+        .map(|kind| {
+            let n = shape.iter().product();
+            let base = Tensor::from_vec(fill(rng, n), shape, &Device::Cpu).unwrap();
+            view(&base, kind)
+        })
+        .collect()
+}
+
+/// The elements of a view, row-major.
+fn dense<E: WithDType>(x: &Tensor) -> Vec<E> {
+    if x.elem_count() == 0 {
+        Vec::new()
+    } else {
+        x.flatten_all().unwrap().to_vec1().unwrap()
+    }
+}
+
+fn bits_of<E: Bits>(v: &[E]) -> Vec<u64> {
+    v.iter().map(|x| x.bits()).collect()
+}
+
+/// Sorts, top-k, bottom-k and searchsorted of one dtype against the CPU reference.
+fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
+    let float = <E as cubeprim::Element>::DTYPE.is_float();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut checked = 0;
+    for shape in shapes(&mut rng) {
+        for x in views(&mut rng, &shape, |r, n| {
+            values::<E>(r, n, ScanOp::Sum, float)
+        }) {
+            let d: Vec<E> = dense(&x);
+            let n = *x.dims().last().unwrap();
+            let ctx = format!(
+                "{:?} {:?} strides {:?}",
+                <E as WithDType>::DTYPE,
+                x.dims(),
+                x.stride()
+            );
+            for asc in [true, false] {
+                let want_i = cpu::argsort_rows(&d, n, !asc);
+                let want_v = cpu::permute_rows(&d, n, &want_i);
+                let (v, i) = x.sort_stable(asc).unwrap();
+                assert_eq!(v.dims(), x.dims(), "{ctx}");
+                assert_eq!(i.dtype(), CDType::U32);
+                assert_eq!(
+                    bits_of(&dense::<E>(&v)),
+                    bits_of(&want_v),
+                    "sort {asc} {ctx}"
+                );
+                assert_eq!(dense::<u32>(&i), want_i, "sort indices {asc} {ctx}");
+                let v = x.sort_stable_values(asc).unwrap();
+                assert_eq!(bits_of(&dense::<E>(&v)), bits_of(&want_v), "values {ctx}");
+                let i = x.arg_sort_stable(asc).unwrap();
+                assert_eq!(dense::<u32>(&i), want_i, "arg_sort {asc} {ctx}");
+            }
+            for k in [0, 1, n / 2, n] {
+                if k > n {
+                    continue;
+                }
+                for largest in [true, false] {
+                    let (wv, wi) = cpu::top_k_rows(&d, n, k, largest);
+                    let (v, i) = if largest {
+                        x.top_k(k).unwrap()
+                    } else {
+                        x.bottom_k(k).unwrap()
+                    };
+                    let mut dims = x.dims().to_vec();
+                    *dims.last_mut().unwrap() = k;
+                    assert_eq!(v.dims(), &dims[..], "{ctx}");
+                    assert_eq!(bits_of(&dense::<E>(&v)), bits_of(&wv), "top {k} {ctx}");
+                    assert_eq!(dense::<u32>(&i), wi, "top {k} indices {ctx}");
+                }
+            }
+            assert!(x.top_k(n + 1).is_err());
+            // searchsorted: the sorted rows of x (a narrowed view stays sorted), queries of the
+            // same leading dimensions; and one shared 1-D row.
+            let sorted = x.sort_stable_values(true).unwrap();
+            let sorted = if n > 1 {
+                sorted.narrow(D::Minus1, 1, n - 1).unwrap()
+            } else {
+                sorted
+            };
+            let sn = *sorted.dims().last().unwrap();
+            let sd: Vec<E> = dense(&sorted);
+            let mut qdims = x.dims().to_vec();
+            *qdims.last_mut().unwrap() = rng.random_range(0..5);
+            let m = qdims[qdims.len() - 1];
+            let qn = qdims.iter().product();
+            let q = Tensor::from_vec(
+                values::<E>(&mut rng, qn, ScanOp::Sum, float),
+                qdims,
+                &Device::Cpu,
+            )
+            .unwrap();
+            let q = view(&q, 2);
+            let qd: Vec<E> = dense(&q);
+            for side in [Side::Left, Side::Right] {
+                let right = side == Side::Right;
+                let got = sorted.search_sorted(&q, side).unwrap();
+                assert_eq!(got.dims(), q.dims());
+                let want = cpu::searchsorted(&sd, sn, &qd, q.dims()[q.rank() - 1], right);
+                assert_eq!(dense::<u32>(&got), want, "searchsorted {side:?} {ctx}");
+                let row = Tensor::from_vec(
+                    cpu::sort_rows(&values::<E>(&mut rng, 7, ScanOp::Sum, float), 7, false),
+                    7,
+                    &Device::Cpu,
+                )
+                .unwrap();
+                let rd: Vec<E> = dense(&row);
+                let got = row.search_sorted(&q, side).unwrap();
+                let want = cpu::searchsorted(&rd, 7, &qd, m, right);
+                assert_eq!(dense::<u32>(&got), want, "shared row {side:?} {ctx}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 64);
+}
+
+/// Reductions along every axis of one dtype against the CPU reference.
+fn check_reduce<E: WithDType + ScanElement + Bits>(seed: u64) {
+    let float = <E as cubeprim::Element>::DTYPE.is_float();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut checked = 0;
+    for shape in shapes(&mut rng) {
+        for &op in &OPS {
+            for x in views(&mut rng, &shape, |r, n| values::<E>(r, n, op, float)) {
+                let d: Vec<E> = dense(&x);
+                for axis in 0..x.rank() {
+                    if x.dims()[axis] == 0 && matches!(op, ScanOp::Max | ScanOp::Min) {
+                        assert!(x.reduce(axis, op).is_err());
+                        continue;
+                    }
+                    let got = x.reduce(axis, op).unwrap();
+                    let mut dims = x.dims().to_vec();
+                    dims.remove(axis);
+                    assert_eq!(got.dims(), &dims[..]);
+                    let want = cpu::reduce(&d, x.dims(), Some(axis), op);
+                    assert_eq!(
+                        bits_of(&dense::<E>(&got)),
+                        bits_of(&want),
+                        "{:?} {op:?} axis {axis} of {:?} strides {:?}",
+                        <E as WithDType>::DTYPE,
+                        x.dims(),
+                        x.stride()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}
+
+/// Compaction and runs of one dtype against the CPU reference.
+fn check_compaction<E: WithDType + SortElement + Bits>(seed: u64) {
+    let float = <E as cubeprim::Element>::DTYPE.is_float();
+    let mut rng = StdRng::seed_from_u64(seed);
+    for shape in shapes(&mut rng) {
+        for x in views(&mut rng, &shape, |r, n| {
+            values::<E>(r, n, ScanOp::Sum, float)
+        }) {
+            let d: Vec<E> = dense(&x);
+            let ctx = format!(
+                "{:?} {:?} strides {:?}",
+                <E as WithDType>::DTYPE,
+                x.dims(),
+                x.stride()
+            );
+            // A u8 mask (candle's comparisons) in a transposed view, and the tensor itself.
+            let mask_base = Tensor::from_vec(
+                (0..d.len())
+                    .map(|_| rng.random_range(0..2u8))
+                    .collect::<Vec<_>>(),
+                x.dims(),
+                &Device::Cpu,
+            )
+            .unwrap();
+            let mask = if x.rank() >= 2 {
+                mask_base
+                    .transpose(0, x.rank() - 1)
+                    .unwrap()
+                    .contiguous()
+                    .unwrap()
+                    .transpose(0, x.rank() - 1)
+                    .unwrap()
+            } else {
+                mask_base
+            };
+            let md: Vec<u8> = dense(&mask);
+            let want: Vec<E> = d
+                .iter()
+                .zip(&md)
+                .filter(|(_, &f)| f != 0)
+                .map(|(v, _)| *v)
+                .collect();
+            let got = x.masked_select(&mask).unwrap();
+            assert_eq!(got.rank(), 1);
+            assert_eq!(
+                bits_of(&dense::<E>(&got)),
+                bits_of(&want),
+                "masked_select {ctx}"
+            );
+            let got = x.masked_select(&x).unwrap();
+            assert_eq!(
+                bits_of(&dense::<E>(&got)),
+                bits_of(&cpu::select(&d, &d)),
+                "{ctx}"
+            );
+            let nz = x.nonzero().unwrap();
+            let want = cpu::nonzero(&d, x.dims());
+            assert_eq!(nz.dims(), &[want.len() / x.rank(), x.rank()], "{ctx}");
+            assert_eq!(dense::<i64>(&nz), want, "nonzero {ctx}");
+            let (u, c, i) = x.unique_consecutive_with_inverse().unwrap();
+            let (wu, wc, wi) = cpu::unique_consecutive(&d);
+            assert_eq!(
+                bits_of(&dense::<E>(&u)),
+                bits_of(&wu),
+                "unique_consecutive {ctx}"
+            );
+            assert_eq!(dense::<i64>(&c), wc, "{ctx}");
+            assert_eq!(i.dims(), x.dims());
+            assert_eq!(dense::<i64>(&i), wi, "{ctx}");
+            let (u2, c2) = x.unique_consecutive().unwrap();
+            assert_eq!(bits_of(&dense::<E>(&u2)), bits_of(&wu));
+            assert_eq!(dense::<i64>(&c2), wc);
+            let (u, c, i) = x.unique_with_inverse().unwrap();
+            let (wu, wc, wi) = cpu::unique(&d);
+            assert_eq!(bits_of(&dense::<E>(&u)), bits_of(&wu), "unique {ctx}");
+            assert_eq!(dense::<i64>(&c), wc, "{ctx}");
+            assert_eq!(dense::<i64>(&i), wi, "{ctx}");
+            let (u2, c2) = x.unique().unwrap();
+            assert_eq!(bits_of(&dense::<E>(&u2)), bits_of(&wu));
+            assert_eq!(dense::<i64>(&c2), wc);
+        }
+    }
+}
+
+macro_rules! family_tests {
+    ($($name:ident: $t:ty = $seed:expr),*) => {
+        mod families {
+            use super::*;
+            $(
+                #[test]
+                fn $name() {
+                    check_sorts::<$t>($seed);
+                    check_reduce::<$t>($seed + 100);
+                    check_compaction::<$t>($seed + 200);
+                }
+            )*
+        }
+    };
+}
+family_tests!(f32_: f32 = 11, f64_: f64 = 12, f16_: f16 = 13, bf16_: bf16 = 14, u32_: u32 = 15,
+    i32_: i32 = 16, i64_: i64 = 17);
+
+#[test]
+fn histogram_of_every_integer_dtype() {
+    let mut rng = StdRng::seed_from_u64(20);
+    for dt in [
+        CDType::U8,
+        CDType::U32,
+        CDType::I16,
+        CDType::I32,
+        CDType::I64,
+    ] {
+        let signed = matches!(dt, CDType::I16 | CDType::I32 | CDType::I64);
+        for shape in shapes(&mut rng) {
+            for x in views(&mut rng, &shape, |r, n| {
+                (0..n)
+                    .map(|_| r.random_range(if signed { -3..12i64 } else { 0..12 }))
+                    .collect::<Vec<i64>>()
+            }) {
+                let x = x.to_dtype(dt).unwrap();
+                let x = view(&x, 1);
+                let d: Vec<i64> = dense(&x.to_dtype(CDType::I64).unwrap());
+                for bins in [0, 1, 8, 300] {
+                    let h = x.histogram(bins).unwrap();
+                    assert_eq!(h.dims(), &[bins]);
+                    assert_eq!(
+                        dense::<u32>(&h),
+                        cpu::histogram(&d, bins),
+                        "{dt:?} {:?} bins {bins}",
+                        x.dims()
+                    );
+                }
+            }
+        }
+    }
+    // Enough keys for the parallel path.
+    let keys: Vec<u32> = (0..300_000).map(|_| rng.random_range(0..70)).collect();
+    let h = Tensor::from_vec(keys.clone(), keys.len(), &Device::Cpu)
+        .unwrap()
+        .histogram(64)
+        .unwrap();
+    assert_eq!(h.to_vec1::<u32>().unwrap(), cpu::histogram(&keys, 64));
+    let f = Tensor::new(&[1f32], &Device::Cpu).unwrap();
+    assert!(f.histogram(4).is_err(), "float keys");
+}
+
+#[test]
+fn small_integer_dtypes_are_widened_and_cast_back() {
+    // u8 and i16 go through u32 / i32: same order, values, and wrapping arithmetic.
+    let mut rng = StdRng::seed_from_u64(21);
+    for (dt, wide) in [(CDType::U8, CDType::U32), (CDType::I16, CDType::I32)] {
+        let data: Vec<i64> = (0..6 * 40).map(|_| rng.random_range(0..200)).collect();
+        let x = Tensor::from_vec(data, (6, 40), &Device::Cpu)
+            .unwrap()
+            .to_dtype(dt)
+            .unwrap()
+            .t()
+            .unwrap();
+        let w = x.to_dtype(wide).unwrap();
+        let same = |a: &Tensor, b: &Tensor| {
+            assert_eq!(a.dtype(), dt);
+            let a = dense::<i64>(&a.to_dtype(CDType::I64).unwrap());
+            let b = dense::<i64>(&b.to_dtype(dt).unwrap().to_dtype(CDType::I64).unwrap());
+            assert_eq!(a, b);
+        };
+        let ((v, i), (wv, wi)) = (x.sort_stable(false).unwrap(), w.sort_stable(false).unwrap());
+        same(&v, &wv);
+        assert_eq!(dense::<u32>(&i), dense::<u32>(&wi));
+        let ((v, _), (wv, _)) = (x.top_k(3).unwrap(), w.top_k(3).unwrap());
+        same(&v, &wv);
+        for op in OPS {
+            same(&x.reduce(0, op).unwrap(), &w.reduce(0, op).unwrap());
+        }
+        let ((u, c), (wu, wc)) = (x.unique().unwrap(), w.unique().unwrap());
+        same(&u, &wu);
+        assert_eq!(dense::<i64>(&c), dense::<i64>(&wc));
+        let ((u, _), (wu, _)) = (
+            x.unique_consecutive().unwrap(),
+            w.unique_consecutive().unwrap(),
+        );
+        same(&u, &wu);
+        let s = x.sort_stable_values(true).unwrap();
+        let ws = w.sort_stable_values(true).unwrap();
+        let got = s.search_sorted(&x, Side::Right).unwrap();
+        assert_eq!(
+            dense::<u32>(&got),
+            dense::<u32>(&ws.search_sorted(&w, Side::Right).unwrap())
+        );
+        let m = x.masked_select(&x.ge(100.0).unwrap()).unwrap();
+        assert_eq!(m.dtype(), dt);
+        assert_eq!(
+            dense::<i64>(&m.to_dtype(CDType::I64).unwrap()),
+            dense::<i64>(
+                &w.masked_select(&w.ge(100.0).unwrap())
+                    .unwrap()
+                    .to_dtype(CDType::I64)
+                    .unwrap()
+            )
+        );
+    }
+}
+
+#[test]
+fn long_rows_and_many_rows_sort_in_parallel() {
+    let mut rng = StdRng::seed_from_u64(22);
+    for shape in [(64usize, 5000usize), (5000, 64), (1, 100_000)] {
+        let data: Vec<f32> = (0..shape.0 * shape.1)
+            .map(|_| rng.random_range(-100..100) as f32)
+            .collect();
+        let x = Tensor::from_vec(data.clone(), shape, &Device::Cpu).unwrap();
+        let (v, i) = x.sort_stable(true).unwrap();
+        let want_i = cpu::argsort_rows(&data, shape.1, false);
+        assert_eq!(dense::<u32>(&i), want_i);
+        assert_eq!(dense::<f32>(&v), cpu::permute_rows(&data, shape.1, &want_i));
+        let (_, i) = x.top_k(10).unwrap();
+        assert_eq!(
+            dense::<u32>(&i),
+            cpu::top_k_rows(&data, shape.1, 10, true).1
+        );
+        let s = x.reduce_sum(1).unwrap();
+        assert_eq!(
+            dense::<f32>(&s),
+            cpu::reduce(&data, &[shape.0, shape.1], Some(1), ScanOp::Sum)
+        );
+        let s = x.reduce_max(0).unwrap();
+        assert_eq!(
+            dense::<f32>(&s),
+            cpu::reduce(&data, &[shape.0, shape.1], Some(0), ScanOp::Max)
+        );
+        let nz = x.nonzero().unwrap();
+        assert_eq!(dense::<i64>(&nz), cpu::nonzero(&data, &[shape.0, shape.1]));
+    }
+}
+
+#[test]
+fn shorthands_and_candle_agree() {
+    let x = Tensor::new(&[[3f32, 1., 4., 1.], [5., 9., 2., 6.]], &Device::Cpu).unwrap();
+    let v2 = |t: Tensor| t.to_vec2::<f32>().unwrap();
+    let (v, i) = x.sort_stable(true).unwrap();
+    assert_eq!(v2(v), [[1., 1., 3., 4.], [2., 5., 6., 9.]]);
+    // Stable: the two 1s keep their order.
+    assert_eq!(i.to_vec2::<u32>().unwrap(), [[1, 3, 0, 2], [2, 0, 3, 1]]);
+    assert_eq!(
+        x.arg_sort_stable(false).unwrap().to_vec2::<u32>().unwrap(),
+        [[2, 0, 1, 3], [1, 3, 0, 2]]
+    );
+    // Same as candle's own sort where there are no ties.
+    let y = Tensor::new(&[[0.5f32, -1., 3., 2.], [7., 1., 0., 4.]], &Device::Cpu).unwrap();
+    for asc in [true, false] {
+        let (cv, ci) = y.sort_last_dim(asc).unwrap();
+        let (v, i) = y.sort_stable(asc).unwrap();
+        assert_eq!(v2(v), v2(cv));
+        assert_eq!(i.to_vec2::<u32>().unwrap(), ci.to_vec2::<u32>().unwrap());
+    }
+    let (v, i) = x.top_k(2).unwrap();
+    assert_eq!(v2(v), [[4., 3.], [9., 6.]]);
+    assert_eq!(i.to_vec2::<u32>().unwrap(), [[2, 0], [1, 3]]);
+    let (v, i) = x.bottom_k(1).unwrap();
+    assert_eq!(v2(v), [[1.], [2.]]);
+    assert_eq!(i.to_vec2::<u32>().unwrap(), [[1], [2]]);
+    let edges = Tensor::new(&[1f32, 2., 2., 5.], &Device::Cpu).unwrap();
+    let q = Tensor::new(&[0f32, 2., 3., 9.], &Device::Cpu).unwrap();
+    assert_eq!(
+        edges
+            .search_sorted(&q, Side::Left)
+            .unwrap()
+            .to_vec1::<u32>()
+            .unwrap(),
+        [0, 1, 3, 4]
+    );
+    assert_eq!(
+        edges
+            .search_sorted(&q, Side::Right)
+            .unwrap()
+            .to_vec1::<u32>()
+            .unwrap(),
+        [0, 3, 3, 4]
+    );
+    assert_eq!(
+        x.reduce_sum(1).unwrap().to_vec1::<f32>().unwrap(),
+        [9., 22.]
+    );
+    assert_eq!(
+        x.reduce_prod(0).unwrap().to_vec1::<f32>().unwrap(),
+        [15., 9., 8., 6.]
+    );
+    assert_eq!(x.reduce_max(1).unwrap().to_vec1::<f32>().unwrap(), [4., 9.]);
+    assert_eq!(
+        x.reduce_min(0).unwrap().to_vec1::<f32>().unwrap(),
+        [3., 1., 2., 1.]
+    );
+    assert_eq!(
+        x.sum(1).unwrap().to_vec1::<f32>().unwrap(),
+        x.reduce_sum(1).unwrap().to_vec1::<f32>().unwrap()
+    );
+    let m = x.gt(3.0).unwrap();
+    assert_eq!(
+        x.masked_select(&m).unwrap().to_vec1::<f32>().unwrap(),
+        [4., 5., 9., 6.]
+    );
+    // The mask broadcasts: one column mask for both rows.
+    let col = Tensor::new(&[1u8, 0, 0, 1], &Device::Cpu).unwrap();
+    assert_eq!(
+        x.masked_select(&col).unwrap().to_vec1::<f32>().unwrap(),
+        [3., 1., 5., 6.]
+    );
+    assert_eq!(
+        m.nonzero().unwrap().to_vec2::<i64>().unwrap(),
+        [[0, 2], [1, 0], [1, 1], [1, 3]]
+    );
+    let r = Tensor::new(&[2u32, 2, 7, 7, 7, 2, 0], &Device::Cpu).unwrap();
+    let (u, c) = r.unique_consecutive().unwrap();
+    assert_eq!(u.to_vec1::<u32>().unwrap(), [2, 7, 2, 0]);
+    assert_eq!(c.to_vec1::<i64>().unwrap(), [2, 3, 1, 1]);
+    let (u, c, i) = r.unique_with_inverse().unwrap();
+    assert_eq!(u.to_vec1::<u32>().unwrap(), [0, 2, 7]);
+    assert_eq!(c.to_vec1::<i64>().unwrap(), [1, 3, 3]);
+    assert_eq!(i.to_vec1::<i64>().unwrap(), [1, 1, 2, 2, 2, 1, 0]);
+    assert_eq!(
+        r.histogram(4).unwrap().to_vec1::<u32>().unwrap(),
+        [1, 0, 3, 0]
+    );
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let x = Tensor::new(&[[1f32, 2.], [3., 4.]], &Device::Cpu).unwrap();
+    let s = Tensor::new(2f32, &Device::Cpu).unwrap();
+    assert!(s.sort_stable(true).is_err(), "rank 0 has no last dim");
+    assert!(s.top_k(0).is_err());
+    assert!(x.reduce(2, ScanOp::Sum).is_err(), "axis out of range");
+    let q = Tensor::new(&[[1f32], [2.], [3.]], &Device::Cpu).unwrap();
+    assert!(
+        x.search_sorted(&q, Side::Left).is_err(),
+        "leading dims differ"
+    );
+    let qi = Tensor::new(&[1u32], &Device::Cpu).unwrap();
+    assert!(x.search_sorted(&qi, Side::Left).is_err(), "dtypes differ");
+    let m = Tensor::new(&[1u8, 0, 1], &Device::Cpu).unwrap();
+    assert!(x.masked_select(&m).is_err(), "mask does not broadcast");
+    // Rank 0 where the op has no dimension.
+    assert_eq!(s.nonzero().unwrap().dims(), &[1, 0]);
+    let (u, c) = s.unique().unwrap();
+    assert_eq!(
+        (u.to_vec1::<f32>().unwrap(), c.to_vec1::<i64>().unwrap()),
+        (vec![2.], vec![1])
+    );
+}

@@ -3,6 +3,12 @@
 //! [`ScanLaunch`], definition and compilation from `cubeprim::candle::kernels`). Also checks
 //! the argument layout the launches assume: the size of `info_st` against the bytes
 //! [`scan_rows_info`] builds, and the MSL buffer slots. Nothing here runs on hardware.
+//!
+//! The candle adapter launches the scan kernel itself; the other families reach CUDA through
+//! cubecl's `CudaRuntime` (`src/candle/bridge.rs`), which compiles their kernels with the same
+//! cubecl-cpp compiler at run time: the CUDA C++ and MSL of those kernels (radix sort passes,
+//! row sorts, top-k selection, searchsorted, histogram, compaction, run-length, reduce) are
+//! generated in tests/codegen_sort.rs, codegen_histogram.rs and codegen_compact.rs.
 #![cfg(feature = "candle")]
 
 use cubeprim::candle::kernels::{scan_rows_info, scan_rows_source, Target, SCAN_ROWS};

@@ -101,3 +101,184 @@ fn every_op_on_cuda_matches_the_cpu() {
         }
     }
 }
+
+/// Fresh random inputs (a new seed each run, printed), every op of the sort, reduce,
+/// compaction and runs families on candle CUDA tensors against the same call on the CPU.
+#[test]
+fn every_family_on_cuda_matches_the_cpu() {
+    use cubeprim::candle::{ReduceExt, RunsExt, SelectExt, Side, SortExt};
+    use rand::{Rng, SeedableRng};
+    let dev = match Device::new_cuda(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("no CUDA device ({e}): skipped");
+            return;
+        }
+    };
+    let seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let cpu = Device::Cpu;
+    // Bit-exact comparison through f64 (NaN == NaN).
+    let same = |got: &Tensor, want: &Tensor, what: &str| {
+        assert_eq!(got.dims(), want.dims(), "{what}: shape");
+        assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+        let v = |t: &Tensor| {
+            t.to_device(&Device::Cpu)
+                .unwrap()
+                .to_dtype(CDType::F64)
+                .unwrap()
+                .flatten_all()
+                .unwrap()
+                .to_vec1::<f64>()
+                .unwrap()
+        };
+        let (a, b) = (v(got), v(want));
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert!(
+                x == y || (x.is_nan() && y.is_nan()),
+                "{what}: [{i}] {x} vs {y}"
+            );
+        }
+    };
+    let mut checked = 0;
+    // Columns past candle's own GPU argsort limit (1024 in one block) included.
+    for shape in [
+        vec![3usize, 100],
+        vec![4, 1024],
+        vec![2, 1025],
+        vec![3, 5000],
+        vec![1, 300_000],
+        vec![2, 3, 17],
+        vec![700, 8],
+    ] {
+        let n: usize = shape.iter().product();
+        for dt in [
+            CDType::F32,
+            CDType::F16,
+            CDType::BF16,
+            CDType::U32,
+            CDType::I32,
+            CDType::I64,
+            CDType::F64,
+        ] {
+            let float = matches!(dt, CDType::F32 | CDType::F16 | CDType::BF16 | CDType::F64);
+            let data: Vec<f64> = (0..n)
+                .map(|_| match float {
+                    true if rng.random_range(0..100) == 0 => f64::NAN,
+                    true => rng.random_range(-64..64) as f64 * 0.25,
+                    false => rng.random_range(0..50) as f64,
+                })
+                .collect();
+            let h = Tensor::from_vec(data, &*shape, &cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let g = h.to_device(&dev).unwrap();
+            // Contiguous, and a narrowed view (offset, row stride larger than the row).
+            let last = shape.len() - 1;
+            let cut = shape[last] - shape[last] / 3;
+            for (hx, gx) in [
+                (h.clone(), g.clone()),
+                (
+                    h.narrow(last, 1, cut - 1).unwrap(),
+                    g.narrow(last, 1, cut - 1).unwrap(),
+                ),
+            ] {
+                let what = format!("{dt:?} {:?}", hx.dims());
+                for asc in [true, false] {
+                    let ((wv, wi), (gv, gi)) =
+                        (hx.sort_stable(asc).unwrap(), gx.sort_stable(asc).unwrap());
+                    same(&gv, &wv, &format!("sort {asc} {what}"));
+                    same(&gi, &wi, &format!("sort indices {asc} {what}"));
+                    same(
+                        &gx.arg_sort_stable(asc).unwrap(),
+                        &wi,
+                        &format!("arg_sort {what}"),
+                    );
+                    same(
+                        &gx.sort_stable_values(asc).unwrap(),
+                        &wv,
+                        &format!("values {what}"),
+                    );
+                }
+                let k = (hx.dims()[last] / 3).max(1);
+                for (wt, gt) in [
+                    (hx.top_k(k).unwrap(), gx.top_k(k).unwrap()),
+                    (hx.bottom_k(k).unwrap(), gx.bottom_k(k).unwrap()),
+                ] {
+                    same(&gt.0, &wt.0, &format!("top_k {k} {what}"));
+                    same(&gt.1, &wt.1, &format!("top_k {k} indices {what}"));
+                }
+                let sorted_h = hx.sort_stable_values(true).unwrap();
+                let sorted_g = sorted_h.to_device(&dev).unwrap();
+                for side in [Side::Left, Side::Right] {
+                    same(
+                        &sorted_g.search_sorted(&gx, side).unwrap(),
+                        &sorted_h.search_sorted(&hx, side).unwrap(),
+                        &format!("search_sorted {side:?} {what}"),
+                    );
+                }
+                for axis in 0..hx.rank() {
+                    for op in [ScanOp::Sum, ScanOp::Max, ScanOp::Min] {
+                        let (w, r) = (hx.reduce(axis, op).unwrap(), gx.reduce(axis, op).unwrap());
+                        if float && op == ScanOp::Sum {
+                            // Summation order differs: compare with a tolerance.
+                            let d = (r.to_device(&cpu).unwrap().to_dtype(CDType::F64).unwrap()
+                                - w.to_dtype(CDType::F64).unwrap())
+                            .unwrap()
+                            .abs()
+                            .unwrap()
+                            .flatten_all()
+                            .unwrap()
+                            .to_vec1::<f64>()
+                            .unwrap();
+                            let scale = hx.dims()[axis] as f64 * 16.0;
+                            assert!(
+                                d.iter().all(|d| d.is_nan() || *d <= 1e-2 * scale),
+                                "sum {what}"
+                            );
+                        } else {
+                            same(&r, &w, &format!("reduce {op:?} axis {axis} {what}"));
+                        }
+                    }
+                }
+                let (hm, gm) = (hx.ge(0.0).unwrap(), gx.ge(0.0).unwrap());
+                same(
+                    &gx.masked_select(&gm).unwrap(),
+                    &hx.masked_select(&hm).unwrap(),
+                    &format!("masked_select {what}"),
+                );
+                same(
+                    &gx.nonzero().unwrap(),
+                    &hx.nonzero().unwrap(),
+                    &format!("nonzero {what}"),
+                );
+                let (wu, wc, wi) = hx.unique_with_inverse().unwrap();
+                let (u, c, i) = gx.unique_with_inverse().unwrap();
+                same(&u, &wu, &format!("unique {what}"));
+                same(&c, &wc, &format!("unique counts {what}"));
+                same(&i, &wi, &format!("unique inverse {what}"));
+                let (wu, wc, wi) = hx.unique_consecutive_with_inverse().unwrap();
+                let (u, c, i) = gx.unique_consecutive_with_inverse().unwrap();
+                same(&u, &wu, &format!("unique_consecutive {what}"));
+                same(&c, &wc, &format!("unique_consecutive counts {what}"));
+                same(&i, &wi, &format!("unique_consecutive inverse {what}"));
+                if !float {
+                    for bins in [1, 40, 5000] {
+                        same(
+                            &gx.histogram(bins).unwrap(),
+                            &hx.histogram(bins).unwrap(),
+                            &format!("histogram {bins} {what}"),
+                        );
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 7 * 7 * 2);
+}

@@ -1,9 +1,10 @@
-//! The CPU path of the candle ops: O(n) scans of a strided view, parallel over rows (rayon).
+//! The CPU path of the candle ops: strided views read in place, work split over rows (rayon).
 //!
-//! Same semantics as [`crate::cpu::scan`] (f16 / bf16 accumulate in f32, integers wrap, NaN
-//! propagates, ties pick the later element); the difference is that this one reads candle's
-//! storage through its layout (any strides and offset, no copy first) and splits the rows over
-//! threads. The output is contiguous.
+//! The scan has the semantics of [`crate::cpu::scan`] (f16 / bf16 accumulate in f32, integers
+//! wrap, NaN propagates, ties pick the later element); the difference is that this one reads
+//! candle's storage through its layout (any strides and offset, no copy first) and splits the
+//! rows over threads. [`Rows`] gives the other ops the same access: the start of every line
+//! along an axis of a view. Outputs are contiguous.
 
 use crate::cpu::{take_second, ScanElement};
 use crate::{ScanOp, ScanOptions};
@@ -14,7 +15,7 @@ use rayon::prelude::*;
 const TASK_ELEMS: usize = 1 << 14;
 
 /// Offsets (in elements) of every index of `dims` under `strides`, row-major.
-fn offsets(dims: &[usize], strides: &[usize]) -> Vec<usize> {
+pub(crate) fn offsets(dims: &[usize], strides: &[usize]) -> Vec<usize> {
     let mut out = vec![0usize];
     for (&d, &s) in dims.iter().zip(strides) {
         out = out
@@ -184,6 +185,38 @@ macro_rules! with_cpu_storage {
 }
 pub(crate) use with_cpu_storage;
 
+/// [`with_cpu_storage`] over two storages of the same dtype: `$body` with `$a`, `$b` bound to
+/// their elements, `$other` for other pairs.
+macro_rules! with_cpu_storage2 {
+    ($s:expr, $t:expr, |$a:ident, $b:ident| $body:expr, $other:expr) => {
+        match ($s, $t) {
+            (CpuStorage::F32($a), CpuStorage::F32($b)) => $body,
+            (CpuStorage::F64($a), CpuStorage::F64($b)) => $body,
+            (CpuStorage::F16($a), CpuStorage::F16($b)) => $body,
+            (CpuStorage::BF16($a), CpuStorage::BF16($b)) => $body,
+            (CpuStorage::U32($a), CpuStorage::U32($b)) => $body,
+            (CpuStorage::I32($a), CpuStorage::I32($b)) => $body,
+            (CpuStorage::I64($a), CpuStorage::I64($b)) => $body,
+            _ => $other,
+        }
+    };
+}
+pub(crate) use with_cpu_storage2;
+
+/// Runs `$body` with `$v: &[E]` bound to the elements of any [`CpuStorage`] of a numeric
+/// dtype candle computes with (the scanned ones, u8 and i16), or evaluates `$other` (the 8-bit
+/// and smaller floats).
+macro_rules! with_any_cpu_storage {
+    ($s:expr, |$v:ident| $body:expr, $other:expr) => {
+        match $s {
+            CpuStorage::U8($v) => $body,
+            CpuStorage::I16($v) => $body,
+            s => $crate::candle::cpu::with_cpu_storage!(s, |$v| $body, $other),
+        }
+    };
+}
+pub(crate) use with_any_cpu_storage;
+
 /// Wraps a vector of a scanned dtype as candle CPU storage.
 pub trait IntoCpuStorage: Sized {
     fn into_storage(v: Vec<Self>) -> CpuStorage;
@@ -198,4 +231,122 @@ macro_rules! into_storage {
     )*};
 }
 into_storage!(f32 => F32, f64 => F64, half::f16 => F16, half::bf16 => BF16, u32 => U32,
-    i32 => I32, i64 => I64);
+    i32 => I32, i64 => I64, u8 => U8, i16 => I16);
+
+/// The lines of a view along one axis: where each starts in the storage (row-major over the
+/// other axes, so line `r` is output row `r` of an op that removes or rewrites the axis), the
+/// step between its elements and their number.
+pub struct Rows {
+    pub starts: Vec<usize>,
+    pub step: usize,
+    pub n: usize,
+}
+
+impl Rows {
+    /// The lines of `layout` along `axis`. A rank-0 view is one line of one element.
+    pub fn new(layout: &Layout, axis: usize) -> Self {
+        let (dims, strides) = (layout.dims(), layout.stride());
+        if dims.is_empty() {
+            return Self {
+                starts: vec![layout.start_offset()],
+                step: 1,
+                n: 1,
+            };
+        }
+        let outer = offsets(&dims[..axis], &strides[..axis]);
+        let inner = offsets(&dims[axis + 1..], &strides[axis + 1..]);
+        let start = layout.start_offset();
+        Self {
+            starts: outer
+                .iter()
+                .flat_map(|&o| inner.iter().map(move |&i| start + o + i))
+                .collect(),
+            step: strides[axis],
+            n: dims[axis],
+        }
+    }
+
+    /// The lines along the last axis (the whole view as one line when rank 0).
+    pub fn last(layout: &Layout) -> Self {
+        Self::new(layout, layout.dims().len().max(1) - 1)
+    }
+
+    /// Line `r` copied out.
+    pub fn line<E: Copy>(&self, data: &[E], r: usize) -> Vec<E> {
+        let s = self.starts[r];
+        (0..self.n).map(|j| data[s + j * self.step]).collect()
+    }
+
+    /// The view's elements, row-major: borrowed where the view is contiguous.
+    pub fn flat<'a, E: Copy + Send + Sync>(
+        data: &'a [E],
+        layout: &Layout,
+    ) -> std::borrow::Cow<'a, [E]> {
+        match layout.contiguous_offsets() {
+            // (an empty view's offset may lie past the end of its storage)
+            _ if layout.shape().elem_count() == 0 => std::borrow::Cow::Owned(Vec::new()),
+            Some((a, b)) => std::borrow::Cow::Borrowed(&data[a..b]),
+            None => {
+                let rows = Self::last(layout);
+                let mut out = vec![data[rows.starts[0]]; rows.starts.len() * rows.n];
+                par_rows(&mut out, rows.n, |r, o| {
+                    let s = rows.starts[r];
+                    for (j, x) in o.iter_mut().enumerate() {
+                        *x = data[s + j * rows.step];
+                    }
+                });
+                std::borrow::Cow::Owned(out)
+            }
+        }
+    }
+}
+
+/// Fills `out`, rows of `width`, by `f(row, row's slice)`: in parallel when there is enough
+/// work, on the calling thread otherwise.
+pub fn par_rows<T: Send>(out: &mut [T], width: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    if width == 0 || out.is_empty() {
+        return;
+    }
+    if out.len() <= TASK_ELEMS {
+        out.chunks_mut(width).enumerate().for_each(|(r, o)| f(r, o));
+    } else {
+        let rows_per_task = (TASK_ELEMS / width).max(1);
+        out.par_chunks_mut(width * rows_per_task)
+            .enumerate()
+            .for_each(|(t, block)| {
+                for (i, o) in block.chunks_mut(width).enumerate() {
+                    f(t * rows_per_task + i, o)
+                }
+            });
+    }
+}
+
+/// [`par_rows`] over two outputs with rows of the same width (values and indices).
+pub fn par_rows2<A: Send, B: Send>(
+    a: &mut [A],
+    b: &mut [B],
+    width: usize,
+    f: impl Fn(usize, &mut [A], &mut [B]) + Sync,
+) {
+    if width == 0 || a.is_empty() {
+        return;
+    }
+    let rows_per_task = (TASK_ELEMS / width).max(1);
+    let chunk = width * rows_per_task;
+    let task = |(t, (ba, bb)): (usize, (&mut [A], &mut [B]))| {
+        for (i, (oa, ob)) in ba.chunks_mut(width).zip(bb.chunks_mut(width)).enumerate() {
+            f(t * rows_per_task + i, oa, ob)
+        }
+    };
+    if a.len() <= TASK_ELEMS {
+        a.chunks_mut(chunk)
+            .zip(b.chunks_mut(chunk))
+            .enumerate()
+            .for_each(task);
+    } else {
+        a.par_chunks_mut(chunk)
+            .zip(b.par_chunks_mut(chunk))
+            .enumerate()
+            .for_each(task);
+    }
+}

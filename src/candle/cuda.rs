@@ -3,23 +3,32 @@
 //! Route: each kernel variant is compiled to CUDA C++ by cubecl's own compiler
 //! ([`super::kernels`], the exact text cubecl-cuda would hand NVRTC), to PTX by NVRTC, loaded
 //! into candle's context and launched with cudarc on **candle's stream**, with candle's
-//! buffers as arguments. Why not run cubecl's `CudaRuntime` beside candle: its client owns
-//! its own memory pool and streams, so candle's buffers would have to be copied into cubecl
-//! memory and back, with a host-side sync between the two streams each way. Here there is no
-//! copy, no extra sync, the op orders with candle's other work like any candle kernel, and the
-//! binary needs no second CUDA runtime (cubecl is used only as a compiler).
+//! buffers as arguments. Why not run cubecl's `CudaRuntime` beside candle, as the other
+//! families do (`super::bridge`): its client owns its own memory pool and streams, so candle's
+//! buffers would have to be copied into cubecl memory and back, with host syncs between the
+//! two streams. Here there is no copy, no extra sync, and the op orders with candle's other
+//! work like any candle kernel: the scan is one kernel, cheap to launch by hand.
 //!
-//! Per call: the output (and indices) are allocated by candle, the look-back state (a few
-//! bytes per tile) is zeroed on the stream, and the row layout (a few u32s) is uploaded.
-//! Compiled modules are cached per device and variant.
+//! Per call, only the output (and indices) are allocated, by candle. Everything else is kept
+//! per device ([`Scratch`]): the look-back state is allocated zeroed once (grown by doubling)
+//! and then reused without clearing — each launch gets a fresh epoch and ticket base, so what
+//! earlier launches left is stale, as with [`crate::Workspace`] — the row layout is uploaded
+//! only when it changes, and the unused arguments share one small buffer. Every scan of a
+//! device runs on candle's one stream, so a launch never overlaps the previous user of the
+//! state. Compiled modules are cached per device and variant.
+//!
+//! The other op families (sorts, histogram, …) are host programs of several kernels and run
+//! through cubecl's own runtime instead: see `super::bridge`.
 //!
 //! Status: NVRTC compiles every variant to sm_90a PTX (tests/candle_cuda.rs, no GPU needed);
 //! the launches have not yet run on a GPU in this project. `tests/candle_cuda.rs` and
 //! `examples/bench_candle.rs` check every op against the CPU path on a CUDA machine.
 
 use super::kernels::{scan_rows_info, scan_rows_source, Target, SCAN_ROWS};
-use super::plan::{DeviceLimits, ScanLaunch};
+use super::ops::dtype_of;
+use super::plan::ScanLaunch;
 use super::scan::ScanCustomOp;
+use crate::scan::DeviceLimits;
 use crate::{DType, ScanOp};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{
@@ -29,8 +38,10 @@ use candle_core::cuda_backend::cudarc::nvrtc::{compile_ptx_with_opts, CompileOpt
 use candle_core::cuda_backend::{CudaDevice, WrapErr};
 use candle_core::{CudaStorage, Layout, Result, Shape, Storage};
 use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::tile_state::MAX_EPOCH;
 use cubeprim_kernels::device::ScanMode;
 use half::{bf16, f16};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -39,20 +50,6 @@ type Key = (usize, DType, ScanOp, usize, TileConfig, ScanMode);
 
 /// Loaded kernels and the dynamic shared memory each launches with.
 static FUNCS: OnceLock<Mutex<HashMap<Key, (CudaFunction, u32)>>> = OnceLock::new();
-
-/// candle's dtype as cubeprim's (the dtypes cubeprim scans).
-pub(crate) fn dtype_of(d: candle_core::DType) -> Option<DType> {
-    Some(match d {
-        candle_core::DType::F32 => DType::F32,
-        candle_core::DType::F64 => DType::F64,
-        candle_core::DType::F16 => DType::F16,
-        candle_core::DType::BF16 => DType::BF16,
-        candle_core::DType::U32 => DType::U32,
-        candle_core::DType::I32 => DType::I32,
-        candle_core::DType::I64 => DType::I64,
-        _ => return None,
-    })
-}
 
 /// Where NVRTC finds the CUDA headers the generated source includes (as cubecl-cuda:
 /// `$CUDA_PATH/include`, and its `cccl` folder where there is one).
@@ -85,6 +82,62 @@ pub fn compile_ptx(source: &str, (major, minor): (i32, i32)) -> Result<Ptx> {
     };
     compile_ptx_with_opts(source, opts)
         .map_err(|e| candle_core::Error::Cuda(format!("NVRTC: {e:?}").into()))
+}
+
+/// What every scan on one device reuses.
+struct Scratch {
+    /// Bound where an argument is unused.
+    dummy: CudaSlice<u64>,
+    /// Look-back state: zero or tagged with an older epoch.
+    state: Option<CudaSlice<u32>>,
+    epoch: u32,
+    /// Tickets handed out since the state was last zeroed.
+    counter: u32,
+    /// The last row layout uploaded.
+    layout: Option<(Vec<u32>, CudaSlice<u32>)>,
+}
+
+/// [`Scratch`] per device ordinal.
+static SCRATCH: OnceLock<Mutex<HashMap<usize, Scratch>>> = OnceLock::new();
+
+impl Scratch {
+    fn new(dev: &CudaDevice) -> Result<Self> {
+        Ok(Self {
+            dummy: dev.alloc_zeros::<u64>(2)?,
+            state: None,
+            epoch: 0,
+            counter: 0,
+            layout: None,
+        })
+    }
+
+    /// State for a launch of `words` words and `cubes` cubes: sets its epoch and ticket base,
+    /// allocating (zeroed) or clearing only when it must.
+    fn lease(&mut self, dev: &CudaDevice, launch: &mut ScanLaunch) -> Result<()> {
+        let have = self.state.as_ref().map_or(0, |s| s.len());
+        if launch.state_words > have {
+            self.state = Some(dev.alloc_zeros::<u32>(launch.state_words.max(2 * have))?);
+            (self.epoch, self.counter) = (0, 0);
+        }
+        if self.epoch >= MAX_EPOCH || self.counter.checked_add(launch.num_tiles).is_none() {
+            let state = self.state.as_mut().expect("allocated above");
+            dev.cuda_stream().memset_zeros(state).w()?;
+            (self.epoch, self.counter) = (0, 0);
+        }
+        self.epoch += 1;
+        launch.epoch = self.epoch;
+        launch.counter_base = self.counter;
+        self.counter += launch.num_tiles;
+        Ok(())
+    }
+
+    /// The row layout on the device, uploaded when it differs from the last one.
+    fn layout(&mut self, dev: &CudaDevice, words: &[u32]) -> Result<&CudaSlice<u32>> {
+        if self.layout.as_ref().is_none_or(|(w, _)| w != words) {
+            self.layout = Some((words.to_vec(), dev.clone_htod(words)?));
+        }
+        Ok(&self.layout.as_ref().expect("uploaded above").1)
+    }
 }
 
 /// The loaded kernel of a launch (compiled on first use on each device).
@@ -166,7 +219,7 @@ fn scan_typed<T: candle_core::cuda_backend::CudaDType + DeviceRepr>(
         None
     };
     if total > 0 {
-        let launch = ScanLaunch::new(
+        let mut launch = ScanLaunch::new(
             DeviceLimits::CUDA,
             layout.dims(),
             layout.stride(),
@@ -178,38 +231,52 @@ fn scan_typed<T: candle_core::cuda_backend::CudaDType + DeviceRepr>(
         )
         .map_err(super::wrap)?;
         let (func, shared) = function(&dev, dtype, op.op, &launch)?;
-        let dummy = dev.alloc_zeros::<u64>(2)?;
-        let state = if launch.state_words > 0 {
-            Some(dev.alloc_zeros::<u32>(launch.state_words)?)
-        } else {
-            None
+        let stream = dev.cuda_stream();
+        let mut all = SCRATCH
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let ordinal = stream.context().ordinal();
+        let scratch = match all.entry(ordinal) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(Scratch::new(&dev)?),
         };
-        let rows = dev.clone_htod(&launch.layout)?;
+        if launch.state_words > 0 {
+            scratch.lease(&dev, &mut launch)?;
+        }
+        scratch.layout(&dev, &launch.layout)?;
+        let Scratch {
+            dummy,
+            state,
+            layout: rows,
+            ..
+        } = &*scratch;
+        let rows = &rows.as_ref().expect("uploaded above").1;
         let info = scan_rows_info(&launch, input.len(), total);
         let cfg = LaunchConfig {
             grid_dim: (launch.cubes.0, launch.cubes.1, 1),
             block_dim: (launch.cfg.threads, 1, 1),
             shared_mem_bytes: shared,
         };
-        let stream = dev.cuda_stream();
         let mut b = stream.launch_builder(&func);
         b.arg(input).arg(&out);
         match &indices {
             Some(i) => b.arg(i),
-            None => b.arg(&dummy),
+            None => b.arg(dummy),
         };
-        match &state {
+        match (state, launch.state_words) {
             // The state twice: atomics, and plain polling loads (`plain_reads`).
-            Some(s) => b.arg(s).arg(s),
-            None => b.arg(&dummy).arg(&dummy),
+            (Some(s), 1..) => b.arg(s).arg(s),
+            _ => b.arg(dummy).arg(dummy),
         };
         // `prefixes` (reduce-then-scan only), the row layout, the device length (unused).
-        b.arg(&dummy).arg(&rows).arg(&dummy);
+        b.arg(dummy).arg(rows).arg(dummy);
         // The info struct, by value (`__grid_constant__`): the driver copies the parameter's
         // size from this address.
         b.arg(&info[0]);
         // SAFETY: the launch's geometry keeps every access inside the buffers above (row
-        // offsets from the layout's own shape and strides; tiles masked at the row end).
+        // offsets from the layout's own shape and strides; tiles masked at the row end); the
+        // state holds at least `state_words`.
         unsafe { b.launch(cfg) }.w()?;
     }
     if let Some(i) = indices {

@@ -39,17 +39,9 @@ fn metal_err(e: impl std::fmt::Display) -> candle_core::Error {
     candle_core::Error::Metal(candle_core::MetalError::Message(e.to_string()))
 }
 
+/// The dtypes cubeprim scans, but f64: Metal has none.
 fn dtype_of(d: candle_core::DType) -> Option<DType> {
-    Some(match d {
-        candle_core::DType::F32 => DType::F32,
-        candle_core::DType::F16 => DType::F16,
-        candle_core::DType::BF16 => DType::BF16,
-        candle_core::DType::U32 => DType::U32,
-        candle_core::DType::I32 => DType::I32,
-        candle_core::DType::I64 => DType::I64,
-        // Metal has no f64.
-        _ => return None,
-    })
+    super::ops::dtype_of(d).filter(|&d| d != DType::F64)
 }
 
 fn pipeline(

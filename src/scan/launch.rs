@@ -10,7 +10,6 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::device::reduce_tiles::reduce_tiles;
 use cubeprim_kernels::device::scan_rows::scan_rows;
-use cubeprim_kernels::device::ScanMode;
 use half::{bf16, f16};
 
 /// Whether the runtime can store, load and do arithmetic on `dtype` (and, for f16 / bf16, on
@@ -295,17 +294,7 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::
     epoch: u32,
     base: u32,
 ) {
-    let mode = match plan.route {
-        Route::SingleTile => ScanMode::SingleTile,
-        Route::Lookback => ScanMode::Lookback {
-            window: plan.window,
-            windows: plan.windows,
-            plain_reads: plan.plain_reads,
-            plane_max: plan.plane_max,
-            spins: plan.spins,
-        },
-        Route::ReduceThenScan => ScanMode::Prefixed,
-    };
+    let mode = plan.mode();
     let out_len = plan.rows * plan.n / plan.vec;
     // SAFETY: the plan keeps every access inside the buffers (row offsets from the tensor's
     // own shape and strides; tiles masked at the row end).

@@ -19,7 +19,7 @@ use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 
 pub use launch::supports_dtype;
-pub use plan::{tile_len, ScanPlan, LONG_TILE, SPINS, WINDOWS};
+pub use plan::{tile_len, DeviceLimits, ScanPlan, LONG_TILE, SPINS, WINDOWS};
 
 /// The scan operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::lookback::lookback_shared_bytes;
 use cubeprim_kernels::device::tile_state::words_per_tile;
+use cubeprim_kernels::device::ScanMode;
 
 /// Units and vectors per unit of the tile used for long rows. Measured on the H200 (1-D 2^28
 /// f32 cumsum, staged, same call): 256 x 12 0.617 ms, 256 x 16 0.622, 384 x 8 0.648, 768 x 8
@@ -32,6 +33,49 @@ pub const SPINS: u32 = 16;
 /// redundant fallback reduction (H200, 1-D 2^28 f32, tile 256 x 8 staged: 0.715 ms with 16
 /// rounds, 0.696 ms with 256; BENCHMARKS.md).
 pub const SPINS_CUDA: u32 = 256;
+
+/// What the planner needs to know of a device: read from a cubecl client, or given for a
+/// device without one (candle's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Plane (warp / SIMD-group) width; the widest where it varies.
+    pub plane_width: u32,
+    /// Shared (threadgroup) memory a cube may use.
+    pub max_shared_bytes: usize,
+    /// Plane operations are available ([`PlaneOps::Auto`] uses them then).
+    pub plane_ops: bool,
+    /// A CUDA device: the look-back polls with plain loads (atomic loads are read-modify-writes
+    /// there) and waits longer ([`SPINS_CUDA`]).
+    pub cuda: bool,
+}
+
+impl DeviceLimits {
+    /// Every CUDA GPU cubecl targets: 32-wide warps, 48 KiB of shared memory without opting in.
+    pub const CUDA: Self = Self {
+        plane_width: 32,
+        max_shared_bytes: 48 * 1024,
+        plane_ops: true,
+        cuda: true,
+    };
+    /// Apple GPUs: 32-wide SIMD groups, 32 KiB of threadgroup memory.
+    pub const METAL: Self = Self {
+        plane_width: 32,
+        max_shared_bytes: 32 * 1024,
+        plane_ops: true,
+        cuda: false,
+    };
+
+    /// The limits of `client`'s device.
+    pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
+        let hw = &client.properties().hardware;
+        Self {
+            plane_width: hw.plane_size_max,
+            max_shared_bytes: hw.max_shared_memory_size,
+            plane_ops: client.features().plane.contains(Plane::Ops),
+            cuda: R::name(client) == "cuda",
+        }
+    }
+}
 
 /// The resolved algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +156,27 @@ impl ScanPlan {
         opts: ScanOptions,
         device_len: bool,
     ) -> Result<Self> {
-        let cuda = R::name(client) == "cuda";
+        let limits = DeviceLimits::of(client);
+        Self::with_limits(
+            limits, shape, strides, offset, axis, dtype, indexed, opts, device_len,
+        )
+    }
+
+    /// [`ScanPlan::with_len`] for a device described by its [`DeviceLimits`] instead of a
+    /// client (candle's devices have none).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_limits(
+        limits: DeviceLimits,
+        shape: &[usize],
+        strides: &[usize],
+        offset: usize,
+        axis: usize,
+        dtype: DType,
+        indexed: bool,
+        opts: ScanOptions,
+        device_len: bool,
+    ) -> Result<Self> {
+        let cuda = limits.cuda;
         let n = shape[axis];
         let rows: usize = shape
             .iter()
@@ -155,11 +219,11 @@ impl ScanPlan {
         layout.push(to_u32(offset / vec, "offset")?);
 
         let plane_ops = match opts.plane_ops {
-            PlaneOps::Auto => client.features().plane.contains(Plane::Ops),
+            PlaneOps::Auto => limits.plane_ops,
             PlaneOps::Force => true,
             PlaneOps::Off => false,
         };
-        let plane_max = client.properties().hardware.plane_size_max.max(1);
+        let plane_max = limits.plane_width.max(1);
         let min_threads = if plane_ops { plane_max.max(32) } else { 32 };
         if plane_ops && (plane_max > 256 || 256 % plane_max != 0) {
             return Err(Error::Unsupported(format!("plane width {plane_max}")));
@@ -175,7 +239,7 @@ impl ScanPlan {
         let acc = dtype.accumulator_size();
         let windows = opts.tuning.map(|t| t.windows).unwrap_or(WINDOWS);
         let plane_max_k = plane_max.min(64);
-        let shared_limit = client.properties().hardware.max_shared_memory_size;
+        let shared_limit = limits.max_shared_bytes;
         let footprint_staged = |threads: u32, vpt: u32, stage: bool| {
             let cfg = TileConfig {
                 threads,
@@ -279,6 +343,21 @@ impl ScanPlan {
             state_bytes,
             device_len,
         })
+    }
+
+    /// The kernel's mode for this plan's route.
+    pub fn mode(&self) -> ScanMode {
+        match self.route {
+            Route::SingleTile => ScanMode::SingleTile,
+            Route::Lookback => ScanMode::Lookback {
+                window: self.window,
+                windows: self.windows,
+                plain_reads: self.plain_reads,
+                plane_max: self.plane_max,
+                spins: self.spins,
+            },
+            Route::ReduceThenScan => ScanMode::Prefixed,
+        }
     }
 
     /// Cube count covering `num_tiles` cubes (2-D past 65535), and its size.

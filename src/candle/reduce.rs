@@ -1,0 +1,107 @@
+//! Reductions along a dimension of candle tensors: [`ReduceExt`].
+
+use super::cpu::{par_rows, with_cpu_storage, IntoCpuStorage, Rows};
+use super::ops::{apply, bad_dtype, outputs, widen, OnDevice, PrimOp};
+use crate::cpu::ScanElement;
+use crate::{DeviceTensor, Element, ReduceOp};
+use candle_core::backend::BackendStorage;
+use candle_core::shape::Dim;
+use candle_core::{CpuStorage, Layout, Result, Shape, Tensor};
+use cubecl::prelude::*;
+
+/// Folds along one dimension of [`Tensor`]s, which is removed from the shape (any device the
+/// adapter supports, any layout). Same semantics as the scans: f16 / bf16 accumulate in f32,
+/// integer sums and products wrap, max / min propagate NaN. A sum or product over an empty
+/// dimension is 0 / 1; a max or min over one is an error. No gradient.
+pub trait ReduceExt {
+    /// The fold of `dim` with any operator.
+    fn reduce<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor>;
+    /// Sum (candle's `sum(dim)`, `torch.sum(t, dim)`).
+    fn reduce_sum<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce(dim, ReduceOp::Sum)
+    }
+    /// Product (`torch.prod(t, dim)`; candle has none).
+    fn reduce_prod<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce(dim, ReduceOp::Prod)
+    }
+    /// Maximum, NaN if any is (candle's `max(dim)`, `torch.amax(t, dim)`).
+    fn reduce_max<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce(dim, ReduceOp::Max)
+    }
+    /// Minimum, NaN if any is (candle's `min(dim)`, `torch.amin(t, dim)`).
+    fn reduce_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce(dim, ReduceOp::Min)
+    }
+}
+
+impl ReduceExt for Tensor {
+    fn reduce<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor> {
+        let axis = dim.to_index(self.shape(), "reduce")?;
+        if self.dims()[axis] == 0 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
+            return Err(candle_core::Error::Msg(format!(
+                "reduce: {op:?} over an empty dimension has no value"
+            )));
+        }
+        let (wide, dtype) = widen(self)?;
+        let [y] = outputs(apply(&Reduce { axis, op }, &[&wide])?);
+        y.to_dtype(dtype)
+    }
+}
+
+pub(super) struct Reduce {
+    pub(super) axis: usize,
+    pub(super) op: ReduceOp,
+}
+
+/// The fold of every line of a view along `axis`, in line order.
+fn fold_lines<E: ScanElement + Send + Sync>(
+    data: &[E],
+    layout: &Layout,
+    axis: usize,
+    op: ReduceOp,
+) -> Vec<E> {
+    let rows = Rows::new(layout, axis);
+    let mut out = vec![E::from_acc(E::identity(op)); rows.starts.len()];
+    par_rows(&mut out, 1, |r, o| {
+        let s = rows.starts[r];
+        let mut a = E::identity(op);
+        for j in 0..rows.n {
+            a = E::combine(op, a, E::to_acc(data[s + j * rows.step]));
+        }
+        o[0] = E::from_acc(a);
+    });
+    out
+}
+
+impl PrimOp for Reduce {
+    const NAME: &'static str = "reduce";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let (s, l) = inputs[0];
+        let out = with_cpu_storage!(
+            s,
+            |v| IntoCpuStorage::into_storage(fold_lines(v, l, self.axis, self.op)),
+            return Err(bad_dtype(s.dtype(), "cubeprim reduce"))
+        );
+        let mut dims = l.dims().to_vec();
+        dims.remove(self.axis);
+        Ok(vec![(out, Shape::from(dims))])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        let x = &d.inputs[0];
+        let mut dims = x.shape.clone();
+        dims.remove(self.axis);
+        if x.num_elements() == 0 {
+            // Nothing to read: the identity everywhere (sum and product; max / min refused).
+            let id = if self.op == ReduceOp::Prod { 1.0 } else { 0.0 };
+            let n = dims.iter().product();
+            return Ok(vec![crate::dispatch::with_dtype!(x.dtype, |T, _A| {
+                DeviceTensor::from_slice(d.client, &vec![<T as Element>::from_f64(id); n], &dims)
+            })]);
+        }
+        let out = DeviceTensor::empty(d.client, &dims, x.dtype);
+        crate::reduce_into(d.client, x, Some(self.axis as isize), self.op, &out, d.ws)?;
+        Ok(vec![out])
+    }
+}

@@ -1,0 +1,122 @@
+//! Compaction on candle tensors: [`SelectExt`].
+
+use super::cpu::{with_any_cpu_storage, IntoCpuStorage, Rows};
+use super::ops::{apply, bad_dtype, outputs, widen_for_device, OnDevice, PrimOp};
+use crate::DeviceTensor;
+use candle_core::backend::BackendStorage;
+use candle_core::{CpuStorage, Layout, Result, Shape, Tensor, WithDType};
+use cubecl::prelude::*;
+use rayon::prelude::*;
+
+/// Data-sized outputs: the number of selected elements is known only after the op has run.
+/// On the CPU it is simply counted; on a GPU the selection runs on the device and the count
+/// is read back once (one device-to-host read of 4 bytes, a sync) to size the output tensor,
+/// which candle's static shapes need. A flag is set when it is non-zero (NaN is set, `-0.0`
+/// is not). No gradient.
+pub trait SelectExt {
+    /// The elements of `self` where `mask` is set, in row-major order, 1-D
+    /// (`torch.masked_select`). `mask` has any dtype (candle's comparisons give u8) and
+    /// broadcasts to `self`'s shape.
+    fn masked_select(&self, mask: &Tensor) -> Result<Tensor>;
+    /// The row-major indices of the set elements, `[count, rank]` i64 (`torch.nonzero`).
+    fn nonzero(&self) -> Result<Tensor>;
+}
+
+impl SelectExt for Tensor {
+    fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
+        let [y] = outputs(apply(&MaskedSelect, &[&widen_for_device(self)?, &mask])?);
+        y.to_dtype(self.dtype())
+    }
+    fn nonzero(&self) -> Result<Tensor> {
+        let [y] = outputs(apply(&NonZero, &[&widen_for_device(self)?])?);
+        Ok(y)
+    }
+}
+
+/// Whether each element of a view (row-major) is set.
+fn flags(s: &CpuStorage, l: &Layout) -> Result<Vec<bool>> {
+    with_any_cpu_storage!(
+        s,
+        |v| Ok(Rows::flat(v, l)
+            .par_iter()
+            .map(|x| x.to_f64() != 0.0)
+            .collect()),
+        Err(bad_dtype(s.dtype(), "cubeprim flags"))
+    )
+}
+
+pub(super) struct MaskedSelect;
+
+impl PrimOp for MaskedSelect {
+    const NAME: &'static str = "masked_select";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let ((d, dl), (m, ml)) = (inputs[0], inputs[1]);
+        let set = flags(m, ml)?;
+        let (out, count) = with_any_cpu_storage!(
+            d,
+            |v| {
+                let kept: Vec<_> = Rows::flat(v, dl)
+                    .par_iter()
+                    .zip(set.par_iter())
+                    .filter(|(_, &f)| f)
+                    .map(|(x, _)| *x)
+                    .collect();
+                let count = kept.len();
+                (IntoCpuStorage::into_storage(kept), count)
+            },
+            return Err(bad_dtype(d.dtype(), "cubeprim masked_select"))
+        );
+        Ok(vec![(out, Shape::from(count))])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        Ok(vec![crate::masked_select(
+            d.client,
+            &d.inputs[0],
+            &d.inputs[1],
+            d.ws,
+        )?])
+    }
+}
+
+pub(super) struct NonZero;
+
+impl PrimOp for NonZero {
+    const NAME: &'static str = "nonzero";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let (s, l) = inputs[0];
+        let set = flags(s, l)?;
+        let dims = l.dims();
+        let idx: Vec<i64> = set
+            .par_iter()
+            .enumerate()
+            .filter(|(_, &f)| f)
+            .flat_map_iter(|(i, _)| {
+                let mut rem = i;
+                let mut at = vec![0i64; dims.len()];
+                for d in (0..dims.len()).rev() {
+                    at[d] = (rem % dims[d]) as i64;
+                    rem /= dims[d];
+                }
+                at
+            })
+            .collect();
+        let count = idx.len() / dims.len().max(1);
+        let count = if dims.is_empty() {
+            set.iter().filter(|&&f| f).count()
+        } else {
+            count
+        };
+        Ok(vec![(
+            CpuStorage::I64(idx),
+            Shape::from((count, dims.len())),
+        )])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        Ok(vec![crate::nonzero(d.client, &d.inputs[0], d.ws)?])
+    }
+}
