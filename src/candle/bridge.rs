@@ -200,6 +200,7 @@ fn candle_dtype(d: DType) -> Result<candle_core::DType> {
         DType::U32 => candle_core::DType::U32,
         DType::I32 => candle_core::DType::I32,
         DType::I64 => candle_core::DType::I64,
+        DType::U8 => candle_core::DType::U8,
         DType::U64 => return Err(candle_core::Error::Msg("candle has no u64 tensors".into())),
     })
 }
