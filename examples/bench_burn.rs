@@ -6,40 +6,68 @@
 //! ```
 //!
 //! Each figure is the median over `--reps` repetitions (after a warm-up and a sync) of the
-//! time per call; a repetition issues `k` calls and syncs once, with `k` chosen so that a
-//! repetition lasts about 2 ms (1 for slow calls). Outputs stay alive until the sync. `copy`
-//! is an element-wise `x * 1` of the same tensor (one read, one write): the bandwidth line.
+//! time per call. Every side of a comparison (burn's built-in, cubeprim's method, the copy) is
+//! timed the same way: a repetition issues the same `k` back-to-back calls and syncs once, `k`
+//! chosen from the slowest side so that its repetition lasts about 2 ms (1 for slow calls), and
+//! the sides' repetitions alternate. Outputs stay alive until the sync. `copy` is an
+//! element-wise `x * 1` of the same tensor (one read, one write): the bandwidth line.
+//!
+//! `--overhead` times back-to-back calls of `prim_cumsum`, of `x.clone() * 1.0` and of the scan
+//! called directly (`cubeprim::scan`, no burn), one sync per 1000 (100 on the large shape), on
+//! `[4, 64]` (the host-side cost per call) and `[1024, 4096]`.
 
 use burn::tensor::backend::Backend;
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::{Distribution, ElementConversion, Tensor};
 use cubeprim::burn::prelude::*;
+use std::any::Any;
 use std::time::{Duration, Instant};
 
-/// Median seconds per call of `f`.
-fn time<B: Backend, T>(dev: &B::Device, reps: usize, mut f: impl FnMut() -> T) -> f64 {
-    let warm = f();
-    B::sync(dev).expect("sync");
-    drop(warm);
+/// One side of a comparison: a call whose output is kept until the sync.
+type Call<'a> = Box<dyn FnMut() -> Box<dyn Any> + 'a>;
+
+/// Makes the direct call (no burn) on a tensor of this shape.
+type Direct = fn([usize; 2]) -> Call<'static>;
+
+/// A call of `f`, its output boxed.
+fn call<'a, T: 'static>(mut f: impl FnMut() -> T + 'a) -> Call<'a> {
+    Box::new(move || Box::new(f()) as Box<dyn Any>)
+}
+
+/// Seconds per call of `k` back-to-back calls and one sync.
+fn rep<B: Backend>(dev: &B::Device, k: usize, f: &mut Call<'_>) -> f64 {
     let t = Instant::now();
-    let one = f();
+    let outs: Vec<Box<dyn Any>> = (0..k).map(|_| f()).collect();
     B::sync(dev).expect("sync");
-    let single = t.elapsed();
-    drop(one);
-    let k = (Duration::from_millis(2).as_secs_f64() / single.as_secs_f64().max(1e-7))
+    let s = t.elapsed().as_secs_f64() / k as f64;
+    drop(outs);
+    s
+}
+
+/// Median seconds per call of each side, all timed with the same `k` calls per sync.
+fn time<B: Backend>(dev: &B::Device, reps: usize, mut sides: Vec<Call<'_>>) -> Vec<f64> {
+    let single = sides
+        .iter_mut()
+        .map(|f| {
+            rep::<B>(dev, 1, f); // warm-up (compilation, autotune)
+            rep::<B>(dev, 1, f)
+        })
+        .fold(0.0, f64::max);
+    let k = (Duration::from_millis(2).as_secs_f64() / single.max(1e-7))
         .ceil()
         .clamp(1.0, 200.0) as usize;
-    let mut per_call: Vec<f64> = (0..reps.max(1))
-        .map(|_| {
-            let t = Instant::now();
-            let outs: Vec<T> = (0..k).map(|_| f()).collect();
-            B::sync(dev).expect("sync");
-            let s = t.elapsed().as_secs_f64() / k as f64;
-            drop(outs);
-            s
+    let mut per_call = vec![Vec::new(); sides.len()];
+    for _ in 0..reps.max(1) {
+        for (f, t) in sides.iter_mut().zip(&mut per_call) {
+            t.push(rep::<B>(dev, k, f));
+        }
+    }
+    per_call
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
         })
-        .collect();
-    per_call.sort_by(f64::total_cmp);
-    per_call[per_call.len() / 2]
+        .collect()
 }
 
 fn scalar<B: Backend>(t: Tensor<B, 1>) -> f64 {
@@ -72,6 +100,22 @@ fn line(name: &str, shape: &[usize], t_burn: f64, t_prim: f64, copy: f64, check:
     );
 }
 
+/// Times burn's built-in, cubeprim's method and the copy of `x` the same way; prints a line.
+#[allow(clippy::too_many_arguments)]
+fn compare<B: Backend, const D: usize, T: 'static, U: 'static>(
+    dev: &B::Device,
+    reps: usize,
+    name: &str,
+    x: &Tensor<B, D>,
+    burn_op: impl FnMut() -> T,
+    prim_op: impl FnMut() -> U,
+    check: &str,
+) {
+    let copy = || x.clone() * 1.0;
+    let t = time::<B>(dev, reps, vec![call(burn_op), call(prim_op), call(copy)]);
+    line(name, &x.dims(), t[0], t[1], t[2], check);
+}
+
 type Pair<B> = (
     fn(Tensor<B, 2>) -> Tensor<B, 2>,
     fn(Tensor<B, 2>) -> Tensor<B, 2>,
@@ -79,7 +123,6 @@ type Pair<B> = (
 
 fn scans<B: PrimBackend>(dev: &B::Device, reps: usize, shape: [usize; 2]) {
     let x = Tensor::<B, 2>::random(shape, Distribution::Uniform(0.5, 1.5), dev);
-    let copy = time::<B, _>(dev, reps, || x.clone() * 1.0);
     let ops: [(&str, Pair<B>); 4] = [
         ("cumsum", (|x| x.cumsum(1), |x| x.prim_cumsum(1))),
         ("cumprod", (|x| x.cumprod(1), |x| x.prim_cumprod(1))),
@@ -95,34 +138,19 @@ fn scans<B: PrimBackend>(dev: &B::Device, reps: usize, shape: [usize; 2]) {
         } else {
             diff.max(max_rel_diff(burn_op(x.clone()), prim_op(x.clone())))
         };
-        let t_burn = time::<B, _>(dev, reps, || burn_op(x.clone()));
-        let t_prim = time::<B, _>(dev, reps, || prim_op(x.clone()));
-        line(
-            name,
-            &shape,
-            t_burn,
-            t_prim,
-            copy,
-            &format!("max rel diff {diff:.1e}"),
-        );
+        let check = format!("max rel diff {diff:.1e}");
+        let (b, p) = (|| burn_op(x.clone()), || prim_op(x.clone()));
+        compare(dev, reps, name, &x, b, p, &check);
     }
 }
 
 fn sorts<B: PrimBackend, const D: usize>(dev: &B::Device, reps: usize, shape: [usize; D]) {
     let x = Tensor::<B, D>::random(shape, Distribution::Uniform(-1.0, 1.0), dev);
-    let copy = time::<B, _>(dev, reps, || x.clone() * 1.0);
     let d = D - 1;
     let same = scalar((x.clone().sort(d) - x.clone().prim_sort(d)).abs().max());
-    let t_burn = time::<B, _>(dev, reps, || x.clone().sort(d));
-    let t_prim = time::<B, _>(dev, reps, || x.clone().prim_sort(d));
-    line(
-        "sort",
-        &shape,
-        t_burn,
-        t_prim,
-        copy,
-        &format!("max abs diff {same:.1e}"),
-    );
+    let check = format!("max abs diff {same:.1e}");
+    let (b, p) = (|| x.clone().sort(d), || x.clone().prim_sort(d));
+    compare(dev, reps, "sort", &x, b, p, &check);
     // Argsort: compare the values the two permutations pick (ties may order differently).
     let picked = |i| x.clone().gather(d, i);
     let same = scalar(
@@ -130,16 +158,60 @@ fn sorts<B: PrimBackend, const D: usize>(dev: &B::Device, reps: usize, shape: [u
             .abs()
             .max(),
     );
-    let t_burn = time::<B, _>(dev, reps, || x.clone().argsort(d));
-    let t_prim = time::<B, _>(dev, reps, || x.clone().prim_argsort(d));
-    line(
-        "argsort",
-        &shape,
-        t_burn,
-        t_prim,
-        copy,
-        &format!("max abs diff of picked {same:.1e}"),
-    );
+    let check = format!("max abs diff of picked {same:.1e}");
+    let (b, p) = (|| x.clone().argsort(d), || x.clone().prim_argsort(d));
+    compare(dev, reps, "argsort", &x, b, p, &check);
+}
+
+/// burn's `argwhere` (its bool `nonzero` in one tensor) against `prim_nonzero` on the same
+/// mask (half the elements set). Both read the count back: every call syncs.
+fn nonzero<B: PrimBackend, const D: usize>(dev: &B::Device, reps: usize, shape: [usize; D]) {
+    let x = Tensor::<B, D>::random(shape, Distribution::Uniform(-1.0, 1.0), dev);
+    let mask = x.clone().greater_elem(0.0);
+    let (a, b) = (mask.clone().argwhere(), mask.clone().prim_nonzero());
+    let same = a.dims() == b.dims() && a.not_equal(b).int().sum().into_scalar().elem::<i64>() == 0;
+    let check = format!("same indices {same}");
+    let (b, p) = (|| mask.clone().argwhere(), || mask.clone().prim_nonzero());
+    compare(dev, reps, "nonzero", &x, b, p, &check);
+}
+
+/// Cost per call of `prim_cumsum`, `x * 1` and the scan called directly (`cubeprim::scan` on
+/// the runtime, no burn), 1000 back-to-back calls per sync, median of `reps`; on `[4, 64]`
+/// (host-bound: the per-call overhead) and `[1024, 4096]`.
+fn overhead<B: PrimBackend>(dev: &B::Device, backend: &str, reps: usize, direct: Direct) {
+    for shape in [[4, 64], [1024, 4096]] {
+        let x = Tensor::<B, 2>::random(shape, Distribution::Uniform(0.5, 1.5), dev);
+        let mut sides = [
+            call(|| x.clone().prim_cumsum(1)),
+            call(|| x.clone() * 1.0),
+            direct(shape),
+        ];
+        let k = if shape[0] * shape[1] > 1 << 16 {
+            100
+        } else {
+            1000
+        };
+        for f in &mut sides {
+            rep::<B>(dev, 10, f);
+        }
+        let mut t = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..reps.max(1) {
+            for (f, t) in sides.iter_mut().zip(&mut t) {
+                t.push(rep::<B>(dev, k, f));
+            }
+        }
+        let median = |t: &mut Vec<f64>| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2] * 1e6
+        };
+        println!(
+            "# backend {backend}: {shape:?} f32, {k} calls per sync, median of {reps}: \
+             prim_cumsum {:.2} us/call, x * 1.0 {:.2} us/call, cubeprim::scan direct {:.2} us/call",
+            median(&mut t[0]),
+            median(&mut t[1]),
+            median(&mut t[2]),
+        );
+    }
 }
 
 fn bench<B: PrimBackend>(dev: &B::Device, backend: &str, reps: usize, small: bool) {
@@ -156,10 +228,38 @@ fn bench<B: PrimBackend>(dev: &B::Device, backend: &str, reps: usize, small: boo
     if small {
         sorts::<B, 1>(dev, reps, [1 << 14]);
         sorts::<B, 2>(dev, reps, [16, 1024]);
+        nonzero::<B, 2>(dev, reps, [64, 1024]);
     } else {
         sorts::<B, 1>(dev, reps, [1 << 22]);
         sorts::<B, 2>(dev, reps, [64, 32000]);
+        nonzero::<B, 1>(dev, reps, [1 << 24]);
+        nonzero::<B, 2>(dev, reps, [1024, 4096]);
     }
+}
+
+/// The benchmark, or with `direct` (`--overhead`) the per-call overhead.
+fn run<B: PrimBackend>(
+    dev: &B::Device,
+    backend: &str,
+    reps: usize,
+    small: bool,
+    direct: Option<Direct>,
+) {
+    match direct {
+        Some(d) => overhead::<B>(dev, backend, reps, d),
+        None => bench::<B>(dev, backend, reps, small),
+    }
+}
+
+/// The scan kernel called directly on runtime `R` (no burn): the floor of the adapter path.
+fn direct<R: cubecl::Runtime>(shape: [usize; 2]) -> Call<'static> {
+    let client = R::client(&Default::default());
+    let n = shape[0] * shape[1];
+    let host: Vec<f32> = (0..n).map(|i| 1.0 + (i % 7) as f32 * 0.1).collect();
+    let x = cubeprim::DeviceTensor::<R>::from_slice(&client, &host, &shape);
+    let mut ws = cubeprim::Workspace::new();
+    let opts = ScanOptions::default();
+    call(move || cubeprim::scan(&client, &x, 1, ScanOp::Sum, opts, &mut ws).expect("scan"))
 }
 
 fn main() {
@@ -171,26 +271,30 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
     let small = args.iter().any(|a| a == "--small");
+    let ovh = args.iter().any(|a| a == "--overhead");
     match cubeprim::device::best_backend() {
         #[cfg(feature = "cuda")]
-        cubeprim::device::Backend::Cuda => bench::<burn::backend::Cuda>(
+        cubeprim::device::Backend::Cuda => run::<burn::backend::Cuda>(
             &Default::default(),
             "burn::backend::Cuda (fusion)",
             reps,
             small,
+            ovh.then_some(direct::<cubecl::cuda::CudaRuntime> as Direct),
         ),
         #[cfg(feature = "wgpu")]
-        cubeprim::device::Backend::Wgpu => bench::<burn::backend::Wgpu>(
+        cubeprim::device::Backend::Wgpu => run::<burn::backend::Wgpu>(
             &Default::default(),
             "burn::backend::Wgpu (fusion)",
             reps,
             small,
+            ovh.then_some(direct::<cubecl::wgpu::WgpuRuntime> as Direct),
         ),
-        _ => bench::<burn::backend::NdArray>(
+        _ => run::<burn::backend::NdArray>(
             &Default::default(),
             "burn::backend::NdArray",
             reps,
             small,
+            None,
         ),
     }
 }

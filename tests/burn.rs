@@ -1,12 +1,15 @@
 //! The burn extension methods against the CPU reference, on Wgpu (fused and unfused; lavapipe
 //! in CI) and NdArray: every method, ranks 1–4, every axis, f32 / f16 / f64 / int, strided
 //! inputs, long rows (look-back), the fusion stream order, and the argument panics; the sort
-//! family (sort, argsort, with indices, top-k, bottom-k on every axis; searchsorted).
+//! family (sort, argsort, with indices, top-k, bottom-k on every axis; searchsorted);
+//! reductions (every axis and whole), compaction (masked_select, select, nonzero,
+//! count_nonzero), run-length (unique_consecutive, unique, reduce_by_key) and histograms, each
+//! on ranks 1–4, strided views, empty and one-element tensors.
 
 mod common;
 
 use burn::backend::{NdArray, Wgpu};
-use burn::tensor::{DType as BDType, Element as BurnElement, Int, Tensor, TensorData};
+use burn::tensor::{Bool, DType as BDType, Element as BurnElement, Int, Tensor, TensorData};
 use burn_cubecl::CubeBackend;
 use common::{compare, tie_values, values_for, variants, TestElem, OPS};
 use cubecl::wgpu::WgpuRuntime;
@@ -15,6 +18,7 @@ use cubeprim::burn::NumericKind;
 use cubeprim::cpu::{self, ScanElement, SortElement};
 use half::f16;
 use rand::rngs::StdRng;
+use rand::Rng;
 
 type WgpuFused = Wgpu;
 type WgpuPlain = CubeBackend<WgpuRuntime, f32, i32, u32>;
@@ -525,6 +529,597 @@ fn searchsorted_cases<B: PrimBackend>(dev: &B::Device, seed: u64) {
     }
 }
 
+/// Runs `$f::<E>(args)` with `E` the element type of burn dtype `$d`.
+macro_rules! by_dtype {
+    ($d:expr, $f:ident($($a:expr),*)) => {
+        match $d {
+            BDType::F32 => $f::<f32>($($a),*),
+            BDType::F16 => $f::<f16>($($a),*),
+            BDType::F64 => $f::<f64>($($a),*),
+            BDType::I32 => $f::<i32>($($a),*),
+            BDType::I64 => $f::<i64>($($a),*),
+            d => panic!("no reference for {d:?}"),
+        }
+    };
+}
+
+/// Int tensor data as i64 (any int dtype).
+fn ints(data: &TensorData) -> Vec<i64> {
+    read(&data.clone().convert::<i64>())
+}
+
+/// Whether a reduction result is close to the reference: bit-exact for integers and max /
+/// min; float sums within `tol * (scale + 1)` (`scale`: the sum of `|x|` folded), products
+/// within `tol * sqrt(n + 1) * |want|` (the tolerances of `tests/common`).
+fn reduce_close<E: SortElement + BurnElement>(
+    got: E,
+    want: E,
+    scale: f64,
+    n: usize,
+    op: ScanOp,
+) -> bool {
+    let d = E::DTYPE;
+    if same(got, want) {
+        return true;
+    }
+    if !d.is_float() || matches!(op, ScanOp::Max | ScanOp::Min) {
+        return false;
+    }
+    let (g, w) = (got.to_f64(), want.to_f64());
+    let (sum_tol, prod_tol, tiny) = match d {
+        cubeprim::DType::F16 | cubeprim::DType::BF16 => (1e-2, 1e-2, 6.2e-5),
+        cubeprim::DType::F32 => (1e-5, 1e-6, 1.2e-38),
+        _ => (1e-12, 1e-14, 2.3e-308),
+    };
+    match op {
+        ScanOp::Sum => (g - w).abs() <= sum_tol * (scale + 1.0),
+        _ => (g - w).abs() <= prod_tol * ((n + 1) as f64).sqrt() * w.abs() + tiny,
+    }
+}
+
+/// Checks a reduction of `x` along `axis` (kept, size 1) or of everything against `cpu`.
+fn check_reduce_as<E: ScanElement + SortElement + BurnElement>(
+    x: &TensorData,
+    y: &TensorData,
+    axis: Option<usize>,
+    op: ScanOp,
+    what: &str,
+) {
+    let shape = x.shape.to_vec();
+    let want_shape = match axis {
+        Some(a) => {
+            let mut s = shape.clone();
+            s[a] = 1;
+            s
+        }
+        None => vec![1],
+    };
+    assert_eq!(y.shape.to_vec(), want_shape, "{what}: shape");
+    assert_eq!(y.dtype, x.dtype, "{what}: dtype");
+    let input: Vec<E> = read(x);
+    let got: Vec<E> = read(y);
+    let want = cpu::reduce(&input, &shape, axis, op);
+    let abs: Vec<f64> = input
+        .iter()
+        .map(|&v| cubeprim::Element::to_f64(v).abs())
+        .collect();
+    let scale = cpu::reduce(&abs, &shape, axis, ScanOp::Sum);
+    let n = axis.map_or(input.len(), |a| shape[a]);
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    if let Some(i) = (0..got.len()).find(|&i| !reduce_close(got[i], want[i], scale[i], n, op)) {
+        panic!("{what}: at flat {i}: got {:?}, want {:?}", got[i], want[i]);
+    }
+}
+
+/// Every reduction of tensors from `make(op)` along every axis (named methods) and whole;
+/// with `swap`, of a strided view (first and last axes swapped).
+fn check_reductions<B: PrimBackend, const D: usize, K: NumericKind<B>>(
+    make: &mut dyn FnMut(ScanOp) -> Tensor<B, D, K>,
+    swap: bool,
+    label: &str,
+) {
+    for op in OPS {
+        let mut x = make(op);
+        if swap && D > 1 {
+            x = x.swap_dims(0, D - 1);
+        }
+        let xd = x.to_data();
+        let what = format!("{label} shape {:?} {op:?}", xd.shape);
+        for axis in 0..D {
+            let dim = if axis % 2 == 1 {
+                axis as isize - D as isize
+            } else {
+                axis as isize
+            };
+            let y = match op {
+                ScanOp::Sum => x.clone().prim_sum_dim(dim),
+                ScanOp::Prod => x.clone().prim_prod_dim(dim),
+                ScanOp::Max => x.clone().prim_max_dim(dim),
+                ScanOp::Min => x.clone().prim_min_dim(dim),
+            };
+            let what = format!("{what} axis {axis}");
+            by_dtype!(
+                xd.dtype,
+                check_reduce_as(&xd, &y.to_data(), Some(axis), op, &what)
+            );
+        }
+        let y = match op {
+            ScanOp::Sum => x.clone().prim_sum(),
+            ScanOp::Prod => x.clone().prim_prod(),
+            ScanOp::Max => x.clone().prim_max(),
+            ScanOp::Min => x.clone().prim_min(),
+        };
+        by_dtype!(
+            xd.dtype,
+            check_reduce_as(&xd, &y.to_data(), None, op, &what)
+        );
+    }
+}
+
+/// Reductions on ranks 1–4 (contiguous and strided), float of `dtype` and int.
+fn reduce_ranks<B: PrimBackend>(dev: &B::Device, dtype: BDType, seed: u64) {
+    let rng = &mut common::rng(seed);
+    let label = format!("{} {dtype:?}", std::any::type_name::<B>());
+    for swap in [false, true] {
+        check_reductions::<B, 1, _>(
+            &mut |op| float_input(dev, [37], dtype, op, false, rng),
+            swap,
+            &label,
+        );
+        check_reductions::<B, 2, _>(
+            &mut |op| float_input(dev, [5, 33], dtype, op, false, rng),
+            swap,
+            &label,
+        );
+        check_reductions::<B, 3, _>(
+            &mut |op| float_input(dev, [3, 4, 17], dtype, op, false, rng),
+            swap,
+            &label,
+        );
+        check_reductions::<B, 4, _>(
+            &mut |op| float_input(dev, [2, 3, 4, 9], dtype, op, false, rng),
+            swap,
+            &label,
+        );
+        check_reductions::<B, 2, _>(
+            &mut |op| int_input(dev, [6, 19], op, false, rng),
+            swap,
+            "int",
+        );
+        check_reductions::<B, 3, _>(
+            &mut |op| int_input(dev, [2, 5, 13], op, false, rng),
+            swap,
+            "int",
+        );
+    }
+    // Long rows and a long whole reduction (several passes).
+    check_reductions::<B, 2, _>(
+        &mut |op| float_input(dev, [3, 20000], BDType::F32, op, false, rng),
+        false,
+        "long",
+    );
+}
+
+/// Empty and one-element reductions.
+fn reduce_edges<B: PrimBackend>(dev: &B::Device) {
+    let x = Tensor::<B, 2>::zeros([0, 4], dev);
+    assert_eq!(
+        x.clone().prim_sum_dim(0).to_data().to_vec::<f32>().unwrap(),
+        vec![0.0; 4]
+    );
+    assert_eq!(
+        x.clone()
+            .prim_prod_dim(0)
+            .to_data()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![1.0; 4]
+    );
+    assert_eq!(x.clone().prim_max_dim(1).dims(), [0, 1]);
+    assert_eq!(x.prim_sum().to_data().to_vec::<f32>().unwrap(), vec![0.0]);
+    let x = Tensor::<B, 1>::from_data([-2.5], dev);
+    for op in OPS {
+        let y = x.clone().prim_reduce(op).to_data().to_vec::<f32>().unwrap();
+        assert_eq!(y, vec![-2.5], "{op:?} of one element");
+        let y = x.clone().prim_reduce_dim(0, op);
+        assert_eq!(y.to_data().to_vec::<f32>().unwrap(), vec![-2.5]);
+    }
+}
+
+/// A random flag pattern of `n` (set with probability `p`).
+fn bits(rng: &mut StdRng, n: usize, p: f64) -> Vec<i32> {
+    (0..n).map(|_| i32::from(rng.random_bool(p))).collect()
+}
+
+/// Floats with zeros, `-0.0` (not set) and NaN (set) among them.
+fn sparse_floats(rng: &mut StdRng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| match rng.random_range(0..10) {
+            0..=3 => 0.0,
+            4 => -0.0,
+            5 if rng.random_bool(0.2) => f32::NAN,
+            _ => rng.random_range(-4.0..4.0),
+        })
+        .collect()
+}
+
+/// `x[flags != 0]` against the reference, bit for bit.
+fn check_selected_as<E: SortElement + BurnElement>(
+    x: &TensorData,
+    flags: &[i64],
+    got: &TensorData,
+    what: &str,
+) {
+    let input: Vec<E> = read(x);
+    let want = cpu::select(&input, flags);
+    let got: Vec<E> = read(got);
+    assert_eq!(got.len(), want.len(), "{what}: count");
+    if let Some(i) = (0..got.len()).find(|&i| !same(got[i], want[i])) {
+        panic!("{what}: at {i}: got {:?}, want {:?}", got[i], want[i]);
+    }
+}
+
+/// Every compaction method on tensors of `shape` (strided with `swap`): masked_select by a
+/// bool mask, select by float flags, nonzero / argwhere of floats and of the mask,
+/// count_nonzero; float and int data.
+fn check_compaction<B: PrimBackend, const D: usize>(
+    dev: &B::Device,
+    shape: [usize; D],
+    swap: bool,
+    rng: &mut StdRng,
+) {
+    let n = shape.iter().product();
+    let view = |t: Tensor<B, D>| {
+        if swap && D > 1 {
+            t.swap_dims(0, D - 1)
+        } else {
+            t
+        }
+    };
+    let view_i = |t: Tensor<B, D, Int>| {
+        if swap && D > 1 {
+            t.swap_dims(0, D - 1)
+        } else {
+            t
+        }
+    };
+    let what = format!("{} {shape:?} swap {swap}", std::any::type_name::<B>());
+    let x = view(Tensor::from_data(
+        TensorData::new(sparse_floats(rng, n), shape),
+        dev,
+    ));
+    let xi = view_i(Tensor::from_data(TensorData::new(bits(rng, n, 0.5), shape), dev) * 7 - 3);
+    for p in [0.0, 0.3, 1.0] {
+        let m = view_i(Tensor::from_data(
+            TensorData::new(bits(rng, n, p), shape),
+            dev,
+        ));
+        let mask: Tensor<B, D, Bool> = m.equal_elem(1);
+        let flags = ints(&mask.clone().int().to_data());
+        let w = format!("{what} p {p}");
+        let got = x.clone().prim_masked_select(mask.clone());
+        check_selected_as::<f32>(&x.to_data(), &flags, &got.to_data(), &format!("{w} masked"));
+        let got = xi.clone().prim_masked_select(mask.clone());
+        let (xd, gd) = (xi.to_data(), got.to_data());
+        by_dtype!(
+            xd.dtype,
+            check_selected_as(&xd, &flags, &gd, &format!("{w} int masked"))
+        );
+        let got = mask.clone().prim_nonzero();
+        let want = cpu::nonzero(&flags, &x.dims());
+        let k = want.len() / D;
+        assert_eq!(got.dims(), [k, D], "{w} nonzero of the mask: shape");
+        assert_eq!(ints(&got.to_data()), want, "{w} nonzero of the mask");
+        let count = ints(&mask.prim_count_nonzero().to_data());
+        assert_eq!(count, vec![k as i64], "{w} count_nonzero of the mask");
+    }
+    // Float flags: zeros, -0.0 and NaN.
+    let xd: Vec<f32> = read(&x.to_data());
+    let got = xi.clone().prim_select(x.clone());
+    let data = xi.to_data();
+    let want: Vec<i64> = cpu::select(&ints(&data), &xd);
+    assert_eq!(ints(&got.to_data()), want, "{what} select by float flags");
+    let got = x.clone().prim_argwhere();
+    let want = cpu::nonzero(&xd, &x.dims());
+    assert_eq!(got.dims(), [want.len() / D, D], "{what} argwhere shape");
+    assert_eq!(ints(&got.to_data()), want, "{what} argwhere of floats");
+    let count = ints(&xi.prim_count_nonzero().to_data());
+    let want = ints(&data).iter().filter(|&&v| v != 0).count() as i64;
+    assert_eq!(count, vec![want], "{what} count_nonzero of ints");
+}
+
+fn compaction_ranks<B: PrimBackend>(dev: &B::Device, seed: u64) {
+    let rng = &mut common::rng(seed);
+    for swap in [false, true] {
+        check_compaction::<B, 1>(dev, [300], swap, rng);
+        check_compaction::<B, 2>(dev, [7, 45], swap, rng);
+        check_compaction::<B, 3>(dev, [3, 20, 6], swap, rng);
+        check_compaction::<B, 4>(dev, [2, 3, 5, 11], swap, rng);
+    }
+    // Empty, one element, and more than one tile.
+    check_compaction::<B, 2>(dev, [0, 3], false, rng);
+    check_compaction::<B, 1>(dev, [1], false, rng);
+    check_compaction::<B, 2>(dev, [1, 1], true, rng);
+    check_compaction::<B, 1>(dev, [70001], false, rng);
+}
+
+/// Values with runs (each element repeats the previous one with probability 0.6), from a
+/// small set, with NaN now and then for floats.
+fn run_values(rng: &mut StdRng, n: usize, nan: bool) -> Vec<f32> {
+    let mut v: Vec<f32> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let x = match v.last() {
+            Some(&p) if rng.random_bool(0.6) => p,
+            _ if nan && rng.random_bool(0.03) => f32::NAN,
+            _ => rng.random_range(-3..4) as f32,
+        };
+        v.push(x);
+    }
+    v
+}
+
+/// unique / unique_consecutive (values, counts, inverse) against the reference.
+fn check_unique_as<E: SortElement + BurnElement>(
+    x: &TensorData,
+    u: &UniqueOutputData,
+    sorted: bool,
+    what: &str,
+) {
+    let input: Vec<E> = read(x);
+    let (values, counts, inverse) = if sorted {
+        cpu::unique(&input)
+    } else {
+        cpu::unique_consecutive(&input)
+    };
+    let got: Vec<E> = read(&u.values);
+    assert_eq!(got.len(), values.len(), "{what}: count");
+    if let Some(i) = (0..got.len()).find(|&i| !same(got[i], values[i])) {
+        panic!("{what}: value {i}: got {:?}, want {:?}", got[i], values[i]);
+    }
+    if let Some(c) = &u.counts {
+        assert_eq!(ints(c), counts, "{what}: counts");
+    }
+    if let Some(i) = &u.inverse {
+        assert_eq!(i.shape, x.shape, "{what}: inverse shape");
+        assert_eq!(ints(i), inverse, "{what}: inverse");
+    }
+}
+
+/// The outputs of a unique method, read back.
+struct UniqueOutputData {
+    values: TensorData,
+    counts: Option<TensorData>,
+    inverse: Option<TensorData>,
+}
+
+fn unique_data<B: PrimBackend, const D: usize, K: NumericKind<B>>(
+    u: UniqueOutput<B, D, K>,
+) -> UniqueOutputData {
+    UniqueOutputData {
+        values: u.values.to_data(),
+        counts: u.counts.map(|c| c.to_data()),
+        inverse: u.inverse.map(|i| i.to_data()),
+    }
+}
+
+/// Run-length methods on `x` (its flattened row-major order).
+fn check_runs<B: PrimBackend, const D: usize, K: NumericKind<B>>(x: Tensor<B, D, K>, what: &str) {
+    let xd = x.to_data();
+    for (inv, cnt) in [(false, false), (true, false), (false, true), (true, true)] {
+        let w = format!("{what} inverse {inv} counts {cnt}");
+        let u = unique_data(x.clone().prim_unique_consecutive_with(inv, cnt));
+        by_dtype!(
+            xd.dtype,
+            check_unique_as(&xd, &u, false, &format!("{w} consecutive"))
+        );
+        let u = unique_data(x.clone().prim_unique_with(inv, cnt));
+        by_dtype!(
+            xd.dtype,
+            check_unique_as(&xd, &u, true, &format!("{w} sorted"))
+        );
+    }
+    let values = UniqueOutputData {
+        values: x.clone().prim_unique().to_data(),
+        counts: None,
+        inverse: None,
+    };
+    by_dtype!(
+        xd.dtype,
+        check_unique_as(&xd, &values, true, &format!("{what} unique"))
+    );
+    let (v, c) = x.clone().prim_unique_consecutive_with_counts();
+    let u = UniqueOutputData {
+        values: v.to_data(),
+        counts: Some(c.to_data()),
+        inverse: None,
+    };
+    by_dtype!(
+        xd.dtype,
+        check_unique_as(&xd, &u, false, &format!("{what} with counts"))
+    );
+    let (v, i) = x.prim_unique_with_inverse();
+    let u = UniqueOutputData {
+        values: v.to_data(),
+        counts: None,
+        inverse: Some(i.to_data()),
+    };
+    by_dtype!(
+        xd.dtype,
+        check_unique_as(&xd, &u, true, &format!("{what} with inverse"))
+    );
+}
+
+/// reduce_by_key of keys `k` and values `v` against the reference.
+fn check_reduce_by_key_as<E: ScanElement + SortElement + BurnElement>(
+    keys: &TensorData,
+    values: &TensorData,
+    got: (TensorData, TensorData),
+    op: ScanOp,
+    what: &str,
+) {
+    let k: Vec<i64> = ints(keys);
+    let v: Vec<E> = read(values);
+    let (want_k, want_v) = cpu::reduce_by_key(&k, &v, op);
+    assert_eq!(ints(&got.0), want_k, "{what}: keys");
+    let got_v: Vec<E> = read(&got.1);
+    assert_eq!(got_v.len(), want_v.len(), "{what}: runs");
+    let abs: Vec<f64> = v
+        .iter()
+        .map(|&x| cubeprim::Element::to_f64(x).abs())
+        .collect();
+    let (_, scale) = cpu::reduce_by_key(&k, &abs, ScanOp::Sum);
+    let n = v.len();
+    if let Some(i) = (0..got_v.len()).find(|&i| !reduce_close(got_v[i], want_v[i], scale[i], n, op))
+    {
+        panic!("{what}: run {i}: got {:?}, want {:?}", got_v[i], want_v[i]);
+    }
+}
+
+fn runs_ranks<B: PrimBackend>(dev: &B::Device, seed: u64) {
+    let rng = &mut common::rng(seed);
+    let label = std::any::type_name::<B>();
+    fn shaped<B: PrimBackend, const D: usize>(
+        dev: &B::Device,
+        v: Vec<f32>,
+        shape: [usize; D],
+        swap: bool,
+    ) -> Tensor<B, D> {
+        let t = Tensor::from_data(TensorData::new(v, shape), dev);
+        if swap && D > 1 {
+            t.swap_dims(0, D - 1)
+        } else {
+            t
+        }
+    }
+    for swap in [false, true] {
+        let w = format!("{label} swap {swap}");
+        check_runs(
+            shaped::<B, 1>(dev, run_values(rng, 300, true), [300], swap),
+            &w,
+        );
+        check_runs(
+            shaped::<B, 2>(dev, run_values(rng, 210, true), [7, 30], swap),
+            &w,
+        );
+        check_runs(
+            shaped::<B, 3>(dev, run_values(rng, 120, false), [3, 8, 5], swap),
+            &w,
+        );
+        check_runs(
+            shaped::<B, 4>(dev, run_values(rng, 330, true), [2, 3, 5, 11], swap),
+            &w,
+        );
+        check_runs(
+            shaped::<B, 2>(dev, run_values(rng, 90, false), [9, 10], swap).int(),
+            &w,
+        );
+    }
+    check_runs(shaped::<B, 2>(dev, vec![], [0, 3], false), "empty");
+    check_runs(shaped::<B, 1>(dev, vec![1.5], [1], false), "one");
+    check_runs(
+        shaped::<B, 1>(dev, run_values(rng, 50001, true), [50001], false),
+        "long",
+    );
+    // reduce_by_key: int keys with runs; float values (every op) and int values (sum).
+    for (n, swap) in [
+        (300usize, false),
+        (2 * 45, true),
+        (0, false),
+        (1, false),
+        (40000, false),
+    ] {
+        let shape = [2, n / 2];
+        let shape = if n % 2 == 1 { [1, n] } else { shape };
+        let keys = shaped::<B, 2>(dev, run_values(rng, n, false), shape, swap).int();
+        let kd = keys.to_data();
+        for op in OPS {
+            let v = float_input::<B, 2>(dev, shape, BDType::F32, op, false, rng);
+            let v = if swap { v.swap_dims(0, 1) } else { v };
+            let (k, r) = keys.clone().prim_reduce_by_key(v.clone(), op);
+            let what = format!("{label} reduce_by_key n {n} swap {swap} {op:?}");
+            let vd = v.to_data();
+            check_reduce_by_key_as::<f32>(&kd, &vd, (k.to_data(), r.to_data()), op, &what);
+        }
+        let v = int_input::<B, 2>(dev, shape, ScanOp::Sum, false, rng);
+        let v = if swap { v.swap_dims(0, 1) } else { v };
+        let (k, r) = keys.clone().prim_reduce_by_key(v.clone(), ScanOp::Sum);
+        let (vd, got) = (v.to_data(), (k.to_data(), r.to_data()));
+        let what = format!("{label} reduce_by_key n {n} int values");
+        by_dtype!(
+            vd.dtype,
+            check_reduce_by_key_as(&kd, &vd, got, ScanOp::Sum, &what)
+        );
+    }
+}
+
+/// histogram and bincount of int keys (some out of range) on ranks 1–4, strided views, empty
+/// and one-key tensors.
+fn histogram_ranks<B: PrimBackend>(dev: &B::Device, seed: u64) {
+    let rng = &mut common::rng(seed);
+    fn check<B: PrimBackend, const D: usize>(
+        dev: &B::Device,
+        shape: [usize; D],
+        bins: usize,
+        swap: bool,
+        rng: &mut StdRng,
+    ) {
+        let n = shape.iter().product();
+        let v: Vec<i32> = (0..n)
+            .map(|_| rng.random_range(-2..bins as i32 + 3))
+            .collect();
+        let mut x = Tensor::<B, D, Int>::from_data(TensorData::new(v, shape), dev);
+        if swap && D > 1 {
+            x = x.swap_dims(0, D - 1);
+        }
+        let keys = ints(&x.to_data());
+        let what = format!("{shape:?} bins {bins} swap {swap}");
+        let got = ints(&x.clone().prim_histogram(bins).to_data());
+        let want: Vec<i64> = cpu::histogram(&keys, bins)
+            .into_iter()
+            .map(i64::from)
+            .collect();
+        assert_eq!(got, want, "{what}: histogram");
+        let x = x.clamp_min(0);
+        let keys = ints(&x.to_data());
+        let len = keys.iter().max().map_or(0, |&m| m as usize + 1).max(4);
+        let want: Vec<i64> = cpu::histogram(&keys, len)
+            .into_iter()
+            .map(i64::from)
+            .collect();
+        assert_eq!(
+            ints(&x.prim_bincount(4).to_data()),
+            want,
+            "{what}: bincount"
+        );
+    }
+    for swap in [false, true] {
+        check::<B, 1>(dev, [500], 17, swap, rng);
+        check::<B, 2>(dev, [7, 45], 300, swap, rng);
+        check::<B, 3>(dev, [3, 20, 6], 5, swap, rng);
+        check::<B, 4>(dev, [2, 3, 5, 11], 40, swap, rng);
+    }
+    check::<B, 2>(dev, [0, 3], 6, false, rng);
+    check::<B, 1>(dev, [1], 1, false, rng);
+    check::<B, 1>(dev, [100000], 3000, false, rng);
+    check::<B, 1>(dev, [10], 0, false, rng);
+}
+
+/// Data-sized outputs between fused element-wise ops keep the stream order.
+fn sized_in_stream_order<B: PrimBackend>(dev: &B::Device) {
+    let x = Tensor::<B, 2>::from_data([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], dev);
+    let y = x.clone() * 2.0;
+    let mask = y.clone().greater_elem(0.0);
+    let picked = (y.prim_masked_select(mask) + 1.0).into_data();
+    assert_eq!(picked.to_vec::<f32>().unwrap(), vec![3.0, 7.0, 11.0]);
+    let idx = (x.clone() - 1.0).prim_nonzero() * 10;
+    assert_eq!(
+        ints(&idx.into_data()),
+        vec![0, 10, 0, 20, 10, 0, 10, 10, 10, 20]
+    );
+    let u = (x.abs() * 0.0 + 2.0).prim_unique() - 1.0;
+    assert_eq!(u.into_data().to_vec::<f32>().unwrap(), vec![1.0]);
+}
+
 fn wgpu_device() -> burn::backend::wgpu::WgpuDevice {
     // Fails under CI=true when there is no device (the shared test rule).
     let _ = common::client();
@@ -562,6 +1157,49 @@ macro_rules! backend_tests {
             #[test]
             fn empty_tensors() {
                 empty::<$B>(&$dev);
+            }
+            #[test]
+            fn reductions_every_rank_and_axis() {
+                $(reduce_ranks::<$B>(&$dev, BDType::$dtype, 6);)*
+            }
+            #[test]
+            fn reductions_empty_and_one() {
+                reduce_edges::<$B>(&$dev);
+            }
+            #[test]
+            fn compaction_every_rank() {
+                compaction_ranks::<$B>(&$dev, 7);
+            }
+            #[test]
+            fn runs_every_rank() {
+                runs_ranks::<$B>(&$dev, 8);
+            }
+            #[test]
+            fn histogram_every_rank() {
+                histogram_ranks::<$B>(&$dev, 9);
+            }
+            #[test]
+            fn sized_outputs_in_stream_order() {
+                sized_in_stream_order::<$B>(&$dev);
+            }
+            #[test]
+            #[should_panic(expected = "Max of no elements has no value")]
+            fn max_of_nothing_panics() {
+                let x = Tensor::<$B, 2>::zeros([0, 2], &$dev);
+                let _ = x.prim_max_dim(0);
+            }
+            #[test]
+            #[should_panic(expected = "cubeprim::masked_select")]
+            fn masked_select_shape_mismatch_panics() {
+                let x = Tensor::<$B, 2>::zeros([2, 3], &$dev);
+                let m = Tensor::<$B, 2>::zeros([3, 2], &$dev).equal_elem(0.0);
+                let _ = x.prim_masked_select(m);
+            }
+            #[test]
+            #[should_panic(expected = "bincount of a negative key")]
+            fn bincount_of_negative_panics() {
+                let x = Tensor::<$B, 1, Int>::from_data([1, -1, 2], &$dev);
+                let _ = x.prim_bincount(0);
             }
             #[test]
             #[should_panic(expected = "indices are defined for max and min")]

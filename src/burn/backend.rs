@@ -1,6 +1,6 @@
 //! The backend trait ([`PrimBackend`]) and the glue between burn's tensor kinds and it.
 
-use super::op::{Kind, PrimOp, TensorMeta};
+use super::op::{Kind, OutputSpec, PrimOp, TensorMeta};
 use ::burn::tensor::backend::Backend;
 use ::burn::tensor::ops::{BoolTensor, FloatTensor, IntTensor};
 use ::burn::tensor::{BasicOps, Bool, Device, Float, Int, TensorMetadata, TensorPrimitive};
@@ -57,9 +57,15 @@ pub trait PrimBackend: Backend {
         device: &Device<Self>,
     ) -> crate::Result<()>;
 
-    /// Runs `op` (checked with [`PrimBackend::prim_check`]). Outputs follow
-    /// [`PrimOp::outputs`]. Panics if the op fails.
-    fn prim_run<O: PrimOp>(op: &O, inputs: Vec<AnyPrimitive<Self>>) -> Vec<AnyPrimitive<Self>>;
+    /// Runs `op` (checked with [`PrimBackend::prim_check`]) on `inputs`, described by `metas`;
+    /// `specs` are its [`PrimOp::outputs`] for them, which the outputs follow. Panics if the op
+    /// fails.
+    fn prim_run<O: PrimOp>(
+        op: &O,
+        inputs: Vec<AnyPrimitive<Self>>,
+        metas: &[TensorMeta],
+        specs: &[OutputSpec],
+    ) -> Vec<AnyPrimitive<Self>>;
 }
 
 /// The panic of an op that cannot run (burn's convention for invalid arguments).
@@ -77,7 +83,8 @@ pub fn run<B: PrimBackend, O: PrimOp>(
     if let Err(e) = B::prim_check(op, &metas, &device) {
         fail::<O>(e)
     }
-    B::prim_run(op, inputs)
+    let specs = op.outputs(&metas).unwrap_or_else(|e| fail::<O>(e));
+    B::prim_run(op, inputs, &metas, &specs)
 }
 
 /// A burn tensor kind whose primitive converts to and from [`AnyPrimitive`].
@@ -128,3 +135,32 @@ impl<B: Backend> PrimKind<B> for Bool {
 
 impl<B: Backend> NumericKind<B> for Float {}
 impl<B: Backend> NumericKind<B> for Int {}
+
+/// A tensor's primitive as an [`AnyPrimitive`].
+pub(crate) fn any<B: Backend, const D: usize, K: PrimKind<B>>(
+    t: ::burn::tensor::Tensor<B, D, K>,
+) -> AnyPrimitive<B> {
+    K::into_any(t.into_primitive())
+}
+
+/// The tensor of an op's output (panics on a primitive of another kind).
+pub(crate) fn tensor<B: Backend, const D: usize, K: PrimKind<B>>(
+    p: AnyPrimitive<B>,
+) -> ::burn::tensor::Tensor<B, D, K> {
+    ::burn::tensor::Tensor::from_primitive(K::from_any(p))
+}
+
+/// The outputs of an op sized by the data (capacity-sized outputs, then the `u32[1]` count
+/// of [`super::op::OutputSpec::count`]) and the count, read back: the one host read (a sync)
+/// of such ops. The caller cuts the outputs to the count.
+pub(crate) fn read_count<B: Backend>(
+    mut outs: Vec<AnyPrimitive<B>>,
+) -> (Vec<AnyPrimitive<B>>, usize) {
+    let count = tensor::<B, 1, Int>(outs.pop().expect("a count output"));
+    let k = count
+        .into_data()
+        .iter::<u64>()
+        .next()
+        .expect("a count of one element");
+    (outs, k as usize)
+}

@@ -5,7 +5,7 @@
 //! the backend's int dtype where the device computed them in another one.
 
 use super::backend::{fail, AnyPrimitive, PrimBackend};
-use super::op::{burn_dtype, prim_dtype, OutDType, PrimOp, TensorMeta};
+use super::op::{burn_dtype, prim_dtype, OutDType, OutputSpec, PrimOp, TensorMeta};
 use crate::{DeviceTensor, Workspace};
 use ::burn::tensor::Shape;
 use burn_cubecl::tensor::CubeTensor;
@@ -14,33 +14,79 @@ use cubecl::device::{Device as _, DeviceId};
 use cubecl::prelude::*;
 use cubecl::stream_id::StreamId;
 use std::any::{Any, TypeId};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 type WorkspaceKey = (TypeId, DeviceId, u64);
-type WorkspaceCache = Mutex<HashMap<WorkspaceKey, Box<dyn Any + Send>>>;
+
+thread_local! {
+    /// Workspaces by runtime, device and stream, of the ops this thread runs (the caller's
+    /// thread on `CubeBackend`, the fusion runner's thread on `Fusion`).
+    static WORKSPACES: RefCell<HashMap<WorkspaceKey, Box<dyn Any>>> = RefCell::default();
+    /// The arguments already checked on this thread ([`PrimBackend::prim_check`] is a pure
+    /// function of them), by runtime and op type.
+    static CHECKED: RefCell<HashMap<TypeId, Box<dyn Any>>> = RefCell::default();
+}
+
+/// Checked arguments remembered per runtime and op type, at most this many (then forgotten).
+const CHECKED_MAX: usize = 1024;
 
 /// Runs `f` with the [`Workspace`] of this runtime, device and stream: scratch is allocated
 /// once and reused (nothing is cleared on the hot path; see [`Workspace`]). One per stream, so
-/// launches that share one are ordered.
+/// launches that share one are ordered. Kept per thread: no lock and no allocation per call.
 pub(crate) fn with_workspace<R: Runtime, T>(
     device: &R::Device,
     f: impl FnOnce(&mut Workspace<R>) -> T,
 ) -> T {
-    static CACHE: OnceLock<WorkspaceCache> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
     let key = (TypeId::of::<R>(), device.to_id(), StreamId::current().value);
-    let taken = cache.lock().expect("workspace cache").remove(&key);
-    let mut ws = taken
-        .and_then(|b| b.downcast::<Workspace<R>>().ok())
-        .map(|b| *b)
-        .unwrap_or_default();
+    let taken = WORKSPACES.with_borrow_mut(|m| m.remove(&key));
+    let mut ws: Box<Workspace<R>> = taken.and_then(|b| b.downcast().ok()).unwrap_or_default();
     let out = f(&mut ws);
-    cache
-        .lock()
-        .expect("workspace cache")
-        .insert(key, Box::new(ws));
+    WORKSPACES.with_borrow_mut(|m| m.insert(key, ws));
     out
+}
+
+/// Arguments of one check: the op, its inputs and the device.
+type CheckKey<O> = (O, Vec<TensorMeta>, DeviceId);
+/// Passed arguments by their hash.
+type Checked<O> = HashMap<u64, Vec<CheckKey<O>>>;
+
+/// Runs `check` unless these arguments passed it before on this thread; remembers a pass.
+fn checked_once<R: Runtime, O: PrimOp>(
+    op: &O,
+    inputs: &[TensorMeta],
+    device: DeviceId,
+    check: impl FnOnce() -> crate::Result<()>,
+) -> crate::Result<()> {
+    let id = TypeId::of::<(R, O)>();
+    let mut h = DefaultHasher::new();
+    (op, inputs, device).hash(&mut h);
+    let hash = h.finish();
+    let same = |(o, i, d): &CheckKey<O>| o == op && i == inputs && *d == device;
+    let seen = CHECKED.with_borrow(|m| {
+        m.get(&id)
+            .and_then(|c| c.downcast_ref::<Checked<O>>())
+            .and_then(|c| c.get(&hash))
+            .is_some_and(|keys| keys.iter().any(same))
+    });
+    if seen {
+        return Ok(());
+    }
+    check()?;
+    CHECKED.with_borrow_mut(|m| {
+        let checked = m
+            .entry(id)
+            .or_insert_with(|| Box::new(Checked::<O>::new()))
+            .downcast_mut::<Checked<O>>()
+            .expect("one map type per op type");
+        if checked.len() >= CHECKED_MAX {
+            checked.clear();
+        }
+        let key = (op.clone(), inputs.to_vec(), device);
+        checked.entry(hash).or_default().push(key);
+    });
+    Ok(())
 }
 
 /// The cubeprim view of a `CubeTensor` (same buffer, strides and dtype).
@@ -69,20 +115,28 @@ where
         inputs: &[TensorMeta],
         device: &R::Device,
     ) -> crate::Result<()> {
-        op.outputs(inputs)?;
-        op.check_device(&R::client(device), inputs)
+        checked_once::<R, O>(op, inputs, device.to_id(), || {
+            op.outputs(inputs)?;
+            op.check_device(&R::client(device), inputs)
+        })
     }
 
-    fn prim_run<O: PrimOp>(op: &O, inputs: Vec<AnyPrimitive<Self>>) -> Vec<AnyPrimitive<Self>> {
-        let metas: Vec<TensorMeta> = inputs.iter().map(AnyPrimitive::meta).collect();
-        let specs = op.outputs(&metas).unwrap_or_else(|e| fail::<O>(e));
+    fn prim_run<O: PrimOp>(
+        op: &O,
+        inputs: Vec<AnyPrimitive<Self>>,
+        metas: &[TensorMeta],
+        specs: &[OutputSpec],
+    ) -> Vec<AnyPrimitive<Self>> {
         let tensors: Vec<CubeTensor<R>> = inputs
             .into_iter()
             .map(|p| match p {
                 AnyPrimitive::Float(t) | AnyPrimitive::Int(t) | AnyPrimitive::Bool(t) => t,
             })
             .map(|t| {
-                if op.needs_contiguous() {
+                if t.dtype.is_bool() && t.dtype.size() != 4 {
+                    // u8 bool storage (CUDA): one contiguous copy as u32 flags.
+                    burn_cubecl::kernel::bool_cast(t, ::burn::tensor::DType::U32)
+                } else if op.needs_contiguous() {
                     burn_cubecl::kernel::into_contiguous(t)
                 } else {
                     t
@@ -93,7 +147,7 @@ where
         let (client, device) = (first.client.clone(), first.device.clone());
         let views = tensors
             .iter()
-            .zip(&metas)
+            .zip(metas)
             .map(|(t, m)| device_view(t, m))
             .collect::<crate::Result<Vec<_>>>()
             .unwrap_or_else(|e| fail::<O>(e));
@@ -102,7 +156,7 @@ where
         outs.into_iter()
             .zip(specs)
             .map(|(out, spec)| {
-                let want = spec.dtype.resolve(&metas, I::dtype());
+                let want = spec.dtype.resolve(metas, I::dtype());
                 let mut t = CubeTensor::new_contiguous(
                     client.clone(),
                     device.clone(),

@@ -2,8 +2,8 @@
 //! operation on the fusion stream. It runs in stream order with the fused graph, with no sync
 //! and no host round-trip; when it runs, it calls `B`'s implementation on the real primitives.
 
-use super::backend::{fail, AnyPrimitive, PrimBackend};
-use super::op::{Kind, PrimOp, TensorMeta};
+use super::backend::{AnyPrimitive, PrimBackend};
+use super::op::{Kind, OutputSpec, PrimOp, TensorMeta};
 use ::burn::tensor::{Device, Element, Shape};
 use burn_fusion::stream::{Operation, OperationStreams};
 use burn_fusion::{Fusion, FusionBackend, FusionRuntime, FusionTensor};
@@ -15,7 +15,9 @@ use std::marker::PhantomData;
 struct FusedOp<B, O> {
     desc: CustomOpIr,
     op: O,
-    inputs: Vec<Kind>,
+    /// The inputs and outputs as checked at registration: `execute` does not redo that work.
+    metas: Vec<TensorMeta>,
+    specs: Vec<OutputSpec>,
     _b: PhantomData<fn() -> B>,
 }
 
@@ -28,14 +30,14 @@ impl<B: FusionBackend + PrimBackend, O: PrimOp> Operation<B::FusionRuntime> for 
             .desc
             .inputs
             .iter()
-            .zip(&self.inputs)
-            .map(|(ir, kind)| match kind {
+            .zip(&self.metas)
+            .map(|(ir, meta)| match meta.kind {
                 Kind::Float => AnyPrimitive::Float(handles.get_float_tensor::<B>(ir)),
                 Kind::Int => AnyPrimitive::Int(handles.get_int_tensor::<B>(ir)),
                 Kind::Bool => AnyPrimitive::Bool(handles.get_bool_tensor::<B>(ir)),
             })
             .collect();
-        let outputs = B::prim_run(&self.op, inputs);
+        let outputs = B::prim_run(&self.op, inputs, &self.metas, &self.specs);
         for (ir, out) in self.desc.outputs.iter().zip(outputs) {
             match out {
                 AnyPrimitive::Float(t) => handles.register_float_tensor::<B>(&ir.id, t),
@@ -55,10 +57,12 @@ impl<B: FusionBackend + PrimBackend> PrimBackend for Fusion<B> {
         B::prim_check(op, inputs, device)
     }
 
-    fn prim_run<O: PrimOp>(op: &O, inputs: Vec<AnyPrimitive<Self>>) -> Vec<AnyPrimitive<Self>> {
-        let metas: Vec<TensorMeta> = inputs.iter().map(AnyPrimitive::meta).collect();
-        let specs = op.outputs(&metas).unwrap_or_else(|e| fail::<O>(e));
-        let kinds: Vec<Kind> = inputs.iter().map(AnyPrimitive::kind).collect();
+    fn prim_run<O: PrimOp>(
+        op: &O,
+        inputs: Vec<AnyPrimitive<Self>>,
+        metas: &[TensorMeta],
+        specs: &[OutputSpec],
+    ) -> Vec<AnyPrimitive<Self>> {
         let tensors: Vec<FusionTensor<B::FusionRuntime>> = inputs
             .into_iter()
             .map(|p| match p {
@@ -73,7 +77,7 @@ impl<B: FusionBackend + PrimBackend> PrimBackend for Fusion<B> {
                 TensorIr::uninit(
                     client.create_empty_handle(),
                     Shape::from(s.shape.clone()),
-                    s.dtype.resolve(&metas, B::IntElem::dtype()),
+                    s.dtype.resolve(metas, B::IntElem::dtype()),
                 )
             })
             .collect();
@@ -82,13 +86,14 @@ impl<B: FusionBackend + PrimBackend> PrimBackend for Fusion<B> {
         let fused = FusedOp::<B, O> {
             desc: desc.clone(),
             op: op.clone(),
-            inputs: kinds,
+            metas: metas.to_vec(),
+            specs: specs.to_vec(),
             _b: PhantomData,
         };
         client
             .register(streams, OperationIr::Custom(desc), fused)
             .into_iter()
-            .zip(&specs)
+            .zip(specs)
             .map(|(t, s)| match s.kind {
                 Kind::Float => AnyPrimitive::Float(t),
                 Kind::Int => AnyPrimitive::Int(t),

@@ -5,6 +5,9 @@
 //! let y = x.prim_cumsum(1);                       // Tensor<B, D, K> -> Tensor<B, D, K>
 //! let (m, i) = x.prim_cummax_with_indices(-1);    // values and Int indices
 //! let e = x.prim_scan(0, ScanOp::Sum, ScanOptions::default().exclusive().reverse());
+//! let s = x.prim_sum_dim(1);                      // keepdim, as burn's sum_dim
+//! let v = x.prim_masked_select(x.clone().greater_elem(0.0)); // 1-D, one count read
+//! let (u, counts) = ids.prim_unique_with_counts();
 //! ```
 //!
 //! Every method starts with `prim_`, so none is shadowed by one of burn's inherent methods
@@ -30,6 +33,29 @@
 //! | `prim_topk_with_indices(k, dim)`       | `topk_with_indices(k, dim)` | `torch.topk(x, k, dim)` |
 //! | `prim_bottomk_with_indices(k, dim)`    | —             | `torch.topk(x, k, dim, largest=False)` |
 //! | `sorted.prim_searchsorted(values, side)` | —           | `torch.searchsorted(sorted, values, side=..)` |
+//! | `prim_sum_dim(dim)` / `prim_prod_dim(dim)` | `sum_dim` / `prod_dim` | `torch.sum` / `torch.prod(x, dim, keepdim=True)` |
+//! | `prim_max_dim(dim)` / `prim_min_dim(dim)` | `max_dim` / `min_dim` | `torch.amax` / `torch.amin(x, dim, keepdim=True)` |
+//! | `prim_reduce_dim(dim, op)`             | —             | —                               |
+//! | `prim_sum()` / `prim_prod()` / `prim_max()` / `prim_min()` → `[1]` | `sum` / `prod` / `max` / `min` | `torch.sum(x)`, … (0-d) |
+//! | `prim_reduce(op)` → `[1]`              | —             | —                               |
+//! | `prim_masked_select(mask)` → 1-D *     | —             | `torch.masked_select(x, mask)`  |
+//! | `prim_select(flags)` → 1-D *           | —             | `x[flags != 0]`                 |
+//! | `prim_nonzero()` / `prim_argwhere()` → Int `[count, D]` * | bool `argwhere` | `torch.nonzero(x)` / `torch.argwhere(x)` |
+//! | `prim_count_nonzero()` → Int `[1]`     | —             | `torch.count_nonzero(x)`        |
+//! | `prim_unique_consecutive()` (`_with_counts`, `_with_inverse`, `_with(inverse, counts)`) * | — | `torch.unique_consecutive(x, return_inverse, return_counts)` |
+//! | `prim_unique()` (`_with_counts`, `_with_inverse`, `_with(inverse, counts)`) * | — | `torch.unique(x, sorted=True, ..)` |
+//! | `keys.prim_reduce_by_key(values, op)` * | —            | — (`torch_scatter.segment_*` of runs) |
+//! | `prim_histogram(bins)` (Int)           | —             | `torch.bincount(x, minlength=bins)[:bins]` |
+//! | `prim_bincount(minlength)` (Int) †     | —             | `torch.bincount(x, minlength=..)` |
+//!
+//! \* Sized by the data: the method reads one count back (one sync, the only host read these
+//! methods do) and returns views cut to it; the op itself is one pass on the device into
+//! buffers sized for every element (see below). † Reads the minimum and maximum back (one
+//! sync) to size its result.
+//!
+//! Flattening methods (masked_select, select, nonzero, unique*, reduce_by_key, histogram) take
+//! the row-major order of the tensor, as PyTorch does; a strided view is made contiguous first
+//! (one copy, on `CubeBackend` / `Fusion`).
 //!
 //! # Backends
 //! - `CubeBackend<R, F, I, BT>` (wgpu, CUDA): cubeprim's kernels on the tensor's own buffer
@@ -37,8 +63,9 @@
 //!   device and stream, kept between calls.
 //! - `Fusion<B>` (`burn::backend::Wgpu`, `burn::backend::Cuda` with burn's `fusion`): a custom
 //!   operation on the fusion stream, in order with the fused graph; no sync, no host read.
-//! - `NdArray`: cubeprim's CPU path, parallel over rows (rayon): scans O(n); sorts are
-//!   stable comparison sorts per row (O(n log n)).
+//! - `NdArray`: cubeprim's CPU path, parallel over rows (rayon): scans and reductions O(n);
+//!   sorts are stable comparison sorts per row (O(n log n)); compaction, run-length and
+//!   histograms are cubeprim's CPU reference (O(n), `unique` O(n log n)).
 //! - `Autodiff<B>`: not supported — calling a method does not compile (no gradient is
 //!   defined): `PrimBackend` is not implemented for `Autodiff<B>`, so the call below fails
 //!   with E0599 (method exists but its trait bounds are not satisfied). Take the inner
@@ -52,11 +79,27 @@
 //! let _ = x.prim_cumsum(0);
 //! ```
 //!
+//! # Outputs sized by the data
+//! On `Fusion`, an op's output shapes are fixed when it is registered, before it runs. The
+//! data-sized ops therefore declare outputs sized for every element plus a `u32[1]` count
+//! ([`OutputSpec::count`]); the extension method reads the count back (`into_data` of one
+//! element: the stream runs up to the op, one sync) and returns `slice(0..count)` of each
+//! output — a view, or on some backends a copy of the `count` kept elements. The same code runs
+//! on every backend; the op itself is one pass (a sort, then one pass, for `unique`).
+//!
+//! # Bool tensors
+//! Masks and flags are read as `u32` 0 / 1: `CubeBackend` with `u32` bools (burn's `Wgpu`
+//! default) uses the buffer as it is; `u8` bools (burn's `Cuda` default) are copied to `u32`
+//! once per call (one element-wise kernel); NdArray's `bool` arrays are copied to `u32` on the
+//! host.
+//!
 //! # Dtypes and errors
 //! Outputs take the input's dtype (f32, f16, bf16, f64, i32, u32, i64, u64, as the tensor
 //! holds them; f16 / bf16 accumulate in f32); indices take the backend's int dtype. Invalid
 //! arguments panic before anything is queued, as burn's methods do: a dim out of range, a
-//! dtype cubeprim or the device lacks (e.g. bf16 on Vulkan, f64 on Metal), indices with a sum.
+//! dtype cubeprim or the device lacks (e.g. bf16 on Vulkan, f64 on Metal), indices with a sum,
+//! a max / min of no elements, shapes that do not match, histogram keys other than i32 / u32
+//! on a device.
 //!
 //! # Adding an op
 //! Implement [`PrimOp`] (outputs, device run, host run) and one extension method that calls
@@ -68,17 +111,26 @@ mod fusion;
 mod host;
 mod ndarray;
 mod op;
+mod reduce;
+mod runs;
 mod scan;
+mod select;
 mod sort;
 
 pub use backend::{run, AnyPrimitive, NumericKind, PrimBackend, PrimKind};
 pub use host::{HostData, HostTensor};
 pub use op::{Kind, OutDType, OutputSpec, PrimOp, TensorMeta};
+pub use reduce::{Reduce, ReduceExt};
+pub use runs::{Histogram, HistogramExt, ReduceByKey, Runs, RunsExt, UniqueOutput};
 pub use scan::{Scan, ScanExt};
+pub use select::{CountNonZero, NonZero, NonZeroExt, Select, SelectExt};
 pub use sort::{SearchSorted, Sort, SortExt, SortOutputs, TopK};
 
 /// The extension traits and the types their methods take.
 pub mod prelude {
-    pub use super::{PrimBackend, ScanExt, SortExt};
-    pub use crate::{ScanOp, ScanOptions, Side};
+    pub use super::{
+        HistogramExt, NonZeroExt, PrimBackend, ReduceExt, RunsExt, ScanExt, SelectExt, SortExt,
+        UniqueOutput,
+    };
+    pub use crate::{ReduceOp, ScanOp, ScanOptions, Side};
 }

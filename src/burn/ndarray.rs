@@ -4,7 +4,7 @@
 
 use super::backend::{fail, AnyPrimitive, PrimBackend};
 use super::host::{HostData, HostTensor};
-use super::op::{prim_dtype, Kind, OutDType, PrimOp, TensorMeta};
+use super::op::{prim_dtype, Kind, OutDType, OutputSpec, PrimOp, TensorMeta};
 use crate::{Error, Result};
 use ::ndarray::{ArcArray, ArrayViewD, IxDyn};
 use burn_ndarray::{
@@ -30,6 +30,11 @@ fn host_view(t: &NdArrayTensor) -> Result<HostTensor<'_>> {
         NdArrayTensor::I64(s) => (s.shape(), HostData::I64(host_slice(s.view()))),
         NdArrayTensor::U32(s) => (s.shape(), HostData::U32(host_slice(s.view()))),
         NdArrayTensor::U64(s) => (s.shape(), HostData::U64(host_slice(s.view()))),
+        // Flags as u32 (one copy): the host path reads bool tensors as 0 / 1.
+        NdArrayTensor::Bool(s) => (
+            s.shape(),
+            HostData::U32(Cow::Owned(s.view().iter().map(|&b| u32::from(b)).collect())),
+        ),
         other => {
             return Err(Error::Unsupported(format!(
                 "NdArray tensors of dtype {:?}",
@@ -75,9 +80,12 @@ where
         op.outputs(inputs).map(drop)
     }
 
-    fn prim_run<O: PrimOp>(op: &O, inputs: Vec<AnyPrimitive<Self>>) -> Vec<AnyPrimitive<Self>> {
-        let metas: Vec<TensorMeta> = inputs.iter().map(AnyPrimitive::meta).collect();
-        let specs = op.outputs(&metas).unwrap_or_else(|e| fail::<O>(e));
+    fn prim_run<O: PrimOp>(
+        op: &O,
+        inputs: Vec<AnyPrimitive<Self>>,
+        metas: &[TensorMeta],
+        specs: &[OutputSpec],
+    ) -> Vec<AnyPrimitive<Self>> {
         let tensors: Vec<NdArrayTensor> = inputs
             .into_iter()
             .map(|p| match p {
@@ -90,7 +98,7 @@ where
             outs.into_iter()
                 .zip(specs)
                 .map(|(out, spec)| {
-                    let want = prim_dtype(spec.dtype.resolve(&metas, I::dtype()))?;
+                    let want = prim_dtype(spec.dtype.resolve(metas, I::dtype()))?;
                     let out = if spec.dtype == OutDType::Index && out.data.dtype() != want {
                         HostTensor {
                             data: out.data.cast_int(want)?,

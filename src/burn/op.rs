@@ -7,9 +7,10 @@ use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use ::burn::tensor::DType as BurnDType;
 use cubecl::prelude::*;
 use std::fmt::Debug;
+use std::hash::Hash;
 
 /// The kind of a burn tensor primitive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Float,
     Int,
@@ -17,7 +18,7 @@ pub enum Kind {
 }
 
 /// Kind, shape and dtype of an input, as an op sees it before it runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorMeta {
     pub kind: Kind,
     pub shape: Vec<usize>,
@@ -25,9 +26,14 @@ pub struct TensorMeta {
 }
 
 impl TensorMeta {
-    /// cubeprim's dtype for this tensor's storage.
+    /// cubeprim's dtype for this tensor's storage. Bool tensors are read as `u32` flags (0 or
+    /// 1): the adapters convert other bool storage (`u8` on CUDA, `bool` on NdArray) to `u32`
+    /// with one copy.
     pub fn prim_dtype(&self) -> Result<DType> {
-        prim_dtype(self.dtype)
+        match self.dtype {
+            BurnDType::Bool(_) => Ok(DType::U32),
+            d => prim_dtype(d),
+        }
     }
     pub fn rank(&self) -> usize {
         self.shape.len()
@@ -76,6 +82,8 @@ pub enum OutDType {
     /// The backend's int dtype (indices, counts). Devices and the host may compute indices in
     /// another integer type; the adapter casts them.
     Index,
+    /// This dtype on every backend (the `u32` count of a data-sized output).
+    Fixed(BurnDType),
 }
 
 impl OutDType {
@@ -84,6 +92,7 @@ impl OutDType {
         match self {
             OutDType::Like(i) => inputs[i].dtype,
             OutDType::Index => int_dtype,
+            OutDType::Fixed(d) => d,
         }
     }
 }
@@ -113,11 +122,29 @@ impl OutputSpec {
             dtype: OutDType::Index,
         }
     }
+    /// Input `i` flattened: its kind and dtype, 1-D of all its elements (the capacity of an
+    /// output sized by the data).
+    pub fn flat(inputs: &[TensorMeta], i: usize) -> Self {
+        Self {
+            shape: vec![inputs[i].shape.iter().product()],
+            ..Self::like(inputs, i)
+        }
+    }
+    /// The `u32[1]` device count of an output sized by the data: the extension method reads it
+    /// (the one host read of such ops) and cuts the capacity-sized outputs to it.
+    pub fn count() -> Self {
+        Self {
+            kind: Kind::Int,
+            shape: vec![1],
+            dtype: OutDType::Fixed(BurnDType::U32),
+        }
+    }
 }
 
 /// One cubeprim op on burn tensors. Its parameters (axis, flags) are the struct's fields; it
-/// must be cheap to clone and `'static`, as the fusion stream keeps it until it runs.
-pub trait PrimOp: Clone + Debug + Send + Sync + 'static {
+/// must be cheap to clone and `'static`, as the fusion stream keeps it until it runs, and
+/// comparable: device backends check each set of arguments once and remember that it passed.
+pub trait PrimOp: Clone + Debug + PartialEq + Eq + Hash + Send + Sync + 'static {
     /// The op's name (fusion IR id, error messages).
     const NAME: &'static str;
 
@@ -148,4 +175,50 @@ pub trait PrimOp: Clone + Debug + Send + Sync + 'static {
 
     /// Runs on the host (row-major inputs), in parallel over rows.
     fn run_host(&self, inputs: &[HostTensor<'_>]) -> Result<Vec<HostTensor<'static>>>;
+}
+
+/// Checks `count` inputs, each of a dtype cubeprim has; bool tensors only where `bool_ok`
+/// (`what` names the op in the error).
+pub(crate) fn check_inputs(
+    inputs: &[TensorMeta],
+    count: usize,
+    bool_ok: bool,
+    what: &str,
+) -> Result<()> {
+    if inputs.len() != count {
+        return Err(Error::LengthMismatch {
+            expected: count,
+            got: inputs.len(),
+        });
+    }
+    for x in inputs {
+        if !bool_ok && x.kind == Kind::Bool {
+            return Err(Error::Unsupported(format!("{what} of bool tensors")));
+        }
+        x.prim_dtype()?;
+    }
+    Ok(())
+}
+
+/// cubeprim's dtype of `x`, or an error where the device lacks it.
+pub(crate) fn device_dtype<R: Runtime>(client: &ComputeClient<R>, x: &TensorMeta) -> Result<DType> {
+    let dtype = x.prim_dtype()?;
+    if !crate::supports_dtype(client, dtype) {
+        return Err(Error::UnsupportedDType {
+            dtype,
+            reason: format!("the {} runtime does not support it", R::name(client)),
+        });
+    }
+    Ok(dtype)
+}
+
+/// Checks that two inputs have the same shape.
+pub(crate) fn same_shape(a: &TensorMeta, b: &TensorMeta) -> Result<()> {
+    if a.shape != b.shape {
+        return Err(Error::ShapeMismatch {
+            expected: a.shape.clone(),
+            got: b.shape.clone(),
+        });
+    }
+    Ok(())
 }

@@ -2,13 +2,13 @@
 
 use super::backend::{run, NumericKind, PrimBackend};
 use super::host::{self, with_host_data, HostTensor, IntoHostData};
-use super::op::{Kind, OutputSpec, PrimOp, TensorMeta};
+use super::op::{check_inputs, device_dtype, OutputSpec, PrimOp, TensorMeta};
 use crate::{DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
 use ::burn::tensor::{AsIndex, Int, Tensor};
 use cubecl::prelude::*;
 
 /// A scan along `axis` ([`crate::scan`], or [`crate::scan_with_indices`] when `indexed`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Scan {
     pub axis: usize,
     pub op: ScanOp,
@@ -20,16 +20,8 @@ impl PrimOp for Scan {
     const NAME: &'static str = "cubeprim::scan";
 
     fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>> {
-        let [x] = inputs else {
-            return Err(Error::LengthMismatch {
-                expected: 1,
-                got: inputs.len(),
-            });
-        };
-        if x.kind == Kind::Bool {
-            return Err(Error::Unsupported("scans of bool tensors".into()));
-        }
-        x.prim_dtype()?;
+        check_inputs(inputs, 1, false, "scans")?;
+        let x = &inputs[0];
         if self.axis >= x.rank() {
             return Err(Error::AxisOutOfRange {
                 axis: self.axis as isize,
@@ -55,13 +47,7 @@ impl PrimOp for Scan {
         inputs: &[TensorMeta],
     ) -> Result<()> {
         let x = &inputs[0];
-        let dtype = x.prim_dtype()?;
-        if !crate::supports_dtype(client, dtype) {
-            return Err(Error::UnsupportedDType {
-                dtype,
-                reason: format!("the {} runtime does not support it", R::name(client)),
-            });
-        }
+        let dtype = device_dtype(client, x)?;
         if x.shape.contains(&0) {
             return Ok(());
         }

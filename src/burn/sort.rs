@@ -7,7 +7,7 @@
 
 use super::backend::{run, NumericKind, PrimBackend, PrimKind};
 use super::host::{with_host_data, HostTensor, IntoHostData};
-use super::op::{Kind, OutputSpec, PrimOp, TensorMeta};
+use super::op::{check_inputs, device_dtype, OutputSpec, PrimOp, TensorMeta};
 use super::scan::take;
 use crate::cpu::{self, SortElement};
 use crate::{DeviceTensor, Error, IndexType, Payload, Result, Side, SortOptions, Workspace};
@@ -16,7 +16,7 @@ use cubecl::prelude::*;
 use rayon::prelude::*;
 
 /// Which outputs a [`Sort`] returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SortOutputs {
     Values,
     Indices,
@@ -24,54 +24,32 @@ pub enum SortOutputs {
 }
 
 /// A stable sort along the last axis.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sort {
     pub descending: bool,
     pub outputs: SortOutputs,
 }
 
 /// The `k` largest (or smallest) along the last axis with their positions, best first.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TopK {
     pub k: usize,
     pub largest: bool,
 }
 
 /// Insertion positions of queries in rows sorted ascending (`torch.searchsorted`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SearchSorted {
     pub side: Side,
 }
 
 /// One float or int input of rank ≥ 1 (the keys of the sort family).
 fn keys(inputs: &[TensorMeta], count: usize) -> Result<()> {
-    if inputs.len() != count {
-        return Err(Error::LengthMismatch {
-            expected: count,
-            got: inputs.len(),
-        });
+    check_inputs(inputs, count, false, "sorts")?;
+    match inputs.iter().find(|x| x.rank() == 0) {
+        Some(_) => Err(Error::AxisOutOfRange { axis: -1, rank: 0 }),
+        None => Ok(()),
     }
-    for x in inputs {
-        if x.kind == Kind::Bool {
-            return Err(Error::Unsupported("sorting bool tensors".into()));
-        }
-        if x.rank() == 0 {
-            return Err(Error::AxisOutOfRange { axis: -1, rank: 0 });
-        }
-        x.prim_dtype()?;
-    }
-    Ok(())
-}
-
-fn device_dtype<R: Runtime>(client: &ComputeClient<R>, x: &TensorMeta) -> Result<crate::DType> {
-    let dtype = x.prim_dtype()?;
-    if !crate::supports_dtype(client, dtype) {
-        return Err(Error::UnsupportedDType {
-            dtype,
-            reason: format!("the {} runtime does not support it", R::name(client)),
-        });
-    }
-    Ok(dtype)
 }
 
 /// Rows of `n` of `data`, handed to rayon in chunks of whole rows.

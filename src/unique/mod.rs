@@ -28,6 +28,23 @@ pub fn unique<R: Runtime>(
     return_counts: bool,
     ws: &mut Workspace<R>,
 ) -> Result<UniqueConsecutive<R>> {
+    let mut u = unique_unsized(client, x, return_inverse, return_counts, ws)?;
+    let k = read_count(client, &u.count);
+    u.values = u.values.narrow(0, 0, k);
+    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
+    Ok(u)
+}
+
+/// [`unique`] without the host read: `values` and `counts` are sized for every element of `x`
+/// (their first `count[0]` elements are the result), the number of unique values stays on the
+/// device in `count`, and `inverse` is complete. No host sync.
+pub fn unique_unsized<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    return_inverse: bool,
+    return_counts: bool,
+    ws: &mut Workspace<R>,
+) -> Result<UniqueConsecutive<R>> {
     let n = x.num_elements();
     if n > u32::MAX as usize {
         return Err(Error::Unsupported(format!(
@@ -51,9 +68,6 @@ pub fn unique<R: Runtime>(
         sort_with_indices(client, &flat, IndexType::U32, SortOptions::default(), ws)?
     };
     let mut u = unique_consecutive(client, &sorted, n, return_inverse, return_counts, ws)?;
-    let k = read_count(client, &u.count);
-    u.values = u.values.narrow(0, 0, k);
-    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
     if let Some(inv_sorted) = u.inverse.take() {
         let inv = DeviceTensor::empty(client, &[n], inv_sorted.dtype);
         if n > 0 {
