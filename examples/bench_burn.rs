@@ -7,10 +7,11 @@
 //!
 //! Each figure is the median over `--reps` repetitions (after a warm-up and a sync) of the
 //! time per call. Every side of a comparison (burn's built-in, cubeprim's method, the copy) is
-//! timed the same way: a repetition issues the same `k` back-to-back calls and syncs once, `k`
-//! chosen from the slowest side so that its repetition lasts about 2 ms (1 for slow calls), and
-//! the sides' repetitions alternate. Outputs stay alive until the sync. `copy` is an
-//! element-wise `x * 1` of the same tensor (one read, one write): the bandwidth line.
+//! timed the same way: a repetition issues `k` back-to-back calls and syncs once, each side's
+//! `k` chosen from its own single call so that its repetition lasts about 2 ms (1 for calls
+//! slower than that, at most 200), and the sides' repetitions alternate. Outputs stay alive
+//! until the sync. `copy` is an element-wise `x * 1` of the same tensor (one read, one write):
+//! the bandwidth line.
 //!
 //! `--overhead` times back-to-back calls of `prim_cumsum`, of `x.clone() * 1.0` and of the scan
 //! called directly (`cubeprim::scan`, no burn), one sync per 1000 (100 on the large shape), on
@@ -43,21 +44,22 @@ fn rep<B: Backend>(dev: &B::Device, k: usize, f: &mut Call<'_>) -> f64 {
     s
 }
 
-/// Median seconds per call of each side, all timed with the same `k` calls per sync.
+/// Median seconds per call of each side, each with `k` calls per sync chosen from its own
+/// single call (about 2 ms per repetition).
 fn time<B: Backend>(dev: &B::Device, reps: usize, mut sides: Vec<Call<'_>>) -> Vec<f64> {
-    let single = sides
+    let ks: Vec<usize> = sides
         .iter_mut()
         .map(|f| {
             rep::<B>(dev, 1, f); // warm-up (compilation, autotune)
-            rep::<B>(dev, 1, f)
+            let single = rep::<B>(dev, 1, f);
+            (Duration::from_millis(2).as_secs_f64() / single.max(1e-7))
+                .ceil()
+                .clamp(1.0, 200.0) as usize
         })
-        .fold(0.0, f64::max);
-    let k = (Duration::from_millis(2).as_secs_f64() / single.max(1e-7))
-        .ceil()
-        .clamp(1.0, 200.0) as usize;
+        .collect();
     let mut per_call = vec![Vec::new(); sides.len()];
     for _ in 0..reps.max(1) {
-        for (f, t) in sides.iter_mut().zip(&mut per_call) {
+        for ((f, t), &k) in sides.iter_mut().zip(&mut per_call).zip(&ks) {
             t.push(rep::<B>(dev, k, f));
         }
     }

@@ -246,7 +246,11 @@ fn every_family_on_cuda_matches_the_cpu() {
                         }
                     }
                 }
-                let (hm, gm) = (hx.ge(0.0).unwrap(), gx.ge(0.0).unwrap());
+                // Compare with a zero of the tensor's own dtype (a scalar comparison is f64).
+                let (hm, gm) = (
+                    hx.ge(&hx.zeros_like().unwrap()).unwrap(),
+                    gx.ge(&gx.zeros_like().unwrap()).unwrap(),
+                );
                 same(
                     &gx.masked_select(&gm).unwrap(),
                     &hx.masked_select(&hm).unwrap(),
