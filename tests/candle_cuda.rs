@@ -246,11 +246,10 @@ fn every_family_on_cuda_matches_the_cpu() {
                         }
                     }
                 }
-                // Compare with a zero of the tensor's own dtype (a scalar comparison is f64).
-                let (hm, gm) = (
-                    hx.ge(&hx.zeros_like().unwrap()).unwrap(),
-                    gx.ge(&gx.zeros_like().unwrap()).unwrap(),
-                );
+                // The mask is made on the CPU and copied: candle's CUDA comparisons have no
+                // i32 kernel ("dtype mismatch in binary op"), and a scalar comparison is f64.
+                let hm = hx.ge(&hx.zeros_like().unwrap()).unwrap();
+                let gm = hm.to_device(gx.device()).unwrap();
                 same(
                     &gx.masked_select(&gm).unwrap(),
                     &hx.masked_select(&hm).unwrap(),
