@@ -8,26 +8,27 @@
 //! Each figure is the median over `--reps` repetitions (after a warm-up and a sync) of the
 //! time per call. Every side of a comparison (burn's built-in, cubeprim's method, the copy) is
 //! timed the same way: a repetition issues `k` back-to-back calls and syncs once, each side's
-//! `k` chosen from its own single call so that its repetition lasts about 2 ms (1 for calls
-//! slower than that, at most 200), and the sides' repetitions alternate. Outputs stay alive
+//! `k` found by doubling until its repetition lasts at least 2 ms (1 for calls slower than that,
+//! at most 256), and the sides' repetitions alternate. Outputs stay alive
 //! until the sync. `copy` is an element-wise `x * 1` of the same tensor (one read, one write):
 //! the bandwidth line.
 //!
 //! `--overhead` times back-to-back calls of `prim_cumsum`, of `x.clone() * 1.0` and of the scan
-//! called directly (`cubeprim::scan`, no burn), one sync per 1000 (100 on the large shape), on
-//! `[4, 64]` (the host-side cost per call) and `[1024, 4096]`.
+//! called directly (`cubeprim::scan` and `scan_into`, no burn), one sync per 1000 (100 on the
+//! large shapes), on `[4, 64]` (the host-side cost per call), `[1024, 4096]` and `[64, 65536]`,
+//! wall time and host issue time. `--plain` adds the unfused `CubeBackend` after the fused one.
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, ElementConversion, Tensor};
 use cubeprim::burn::prelude::*;
 use std::any::Any;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// One side of a comparison: a call whose output is kept until the sync.
 type Call<'a> = Box<dyn FnMut() -> Box<dyn Any> + 'a>;
 
 /// Makes the direct call (no burn) on a tensor of this shape.
-type Direct = fn([usize; 2]) -> Call<'static>;
+type Direct = fn([usize; 2]) -> (Call<'static>, Call<'static>);
 
 /// A call of `f`, its output boxed.
 fn call<'a, T: 'static>(mut f: impl FnMut() -> T + 'a) -> Call<'a> {
@@ -44,17 +45,19 @@ fn rep<B: Backend>(dev: &B::Device, k: usize, f: &mut Call<'_>) -> f64 {
     s
 }
 
-/// Median seconds per call of each side, each with `k` calls per sync chosen from its own
-/// single call (about 2 ms per repetition).
+/// Median seconds per call of each side. Each side's `k` (calls per sync) is found by doubling
+/// from 1 until one repetition lasts at least 2 ms (at most 256 calls): a `k` picked from one
+/// synced call would count the sync's latency in every call of a fast op.
 fn time<B: Backend>(dev: &B::Device, reps: usize, mut sides: Vec<Call<'_>>) -> Vec<f64> {
     let ks: Vec<usize> = sides
         .iter_mut()
         .map(|f| {
             rep::<B>(dev, 1, f); // warm-up (compilation, autotune)
-            let single = rep::<B>(dev, 1, f);
-            (Duration::from_millis(2).as_secs_f64() / single.max(1e-7))
-                .ceil()
-                .clamp(1.0, 200.0) as usize
+            let mut k = 1;
+            while k < 256 && rep::<B>(dev, k, f) * (k as f64) < 2e-3 {
+                k *= 2;
+            }
+            k
         })
         .collect();
     let mut per_call = vec![Vec::new(); sides.len()];
@@ -178,15 +181,19 @@ fn nonzero<B: PrimBackend, const D: usize>(dev: &B::Device, reps: usize, shape: 
 }
 
 /// Cost per call of `prim_cumsum`, `x * 1` and the scan called directly (`cubeprim::scan` on
-/// the runtime, no burn), 1000 back-to-back calls per sync, median of `reps`; on `[4, 64]`
-/// (host-bound: the per-call overhead) and `[1024, 4096]`.
+/// the runtime, no burn; and `cubeprim::scan_into` a preallocated output), 1000 back-to-back
+/// calls per sync (100 on the large shape), median of `reps`; on `[4, 64]` (host-bound: the
+/// per-call overhead), `[1024, 4096]` and `[64, 65536]`. Each figure is given twice: the wall
+/// time per call up to the sync, and the host time per call to issue them (before the sync).
 fn overhead<B: PrimBackend>(dev: &B::Device, backend: &str, reps: usize, direct: Direct) {
-    for shape in [[4, 64], [1024, 4096]] {
+    for shape in [[4, 64], [1024, 4096], [64, 65536]] {
         let x = Tensor::<B, 2>::random(shape, Distribution::Uniform(0.5, 1.5), dev);
+        let (scan, scan_into) = direct(shape);
         let mut sides = [
             call(|| x.clone().prim_cumsum(1)),
             call(|| x.clone() * 1.0),
-            direct(shape),
+            scan,
+            scan_into,
         ];
         let k = if shape[0] * shape[1] > 1 << 16 {
             100
@@ -196,23 +203,33 @@ fn overhead<B: PrimBackend>(dev: &B::Device, backend: &str, reps: usize, direct:
         for f in &mut sides {
             rep::<B>(dev, 10, f);
         }
-        let mut t = [Vec::new(), Vec::new(), Vec::new()];
+        let mut t = vec![Vec::new(); sides.len()];
+        let mut issue = vec![Vec::new(); sides.len()];
         for _ in 0..reps.max(1) {
-            for (f, t) in sides.iter_mut().zip(&mut t) {
-                t.push(rep::<B>(dev, k, f));
+            for ((f, t), i) in sides.iter_mut().zip(&mut t).zip(&mut issue) {
+                let start = Instant::now();
+                let outs: Vec<Box<dyn Any>> = (0..k).map(|_| f()).collect();
+                i.push(start.elapsed().as_secs_f64() / k as f64);
+                B::sync(dev).expect("sync");
+                t.push(start.elapsed().as_secs_f64() / k as f64);
+                drop(outs);
             }
         }
         let median = |t: &mut Vec<f64>| {
             t.sort_by(f64::total_cmp);
             t[t.len() / 2] * 1e6
         };
-        println!(
-            "# backend {backend}: {shape:?} f32, {k} calls per sync, median of {reps}: \
-             prim_cumsum {:.2} us/call, x * 1.0 {:.2} us/call, cubeprim::scan direct {:.2} us/call",
-            median(&mut t[0]),
-            median(&mut t[1]),
-            median(&mut t[2]),
-        );
+        let names = [
+            "prim_cumsum",
+            "x * 1.0",
+            "cubeprim::scan",
+            "cubeprim::scan_into",
+        ];
+        print!("# backend {backend}: {shape:?} f32, {k} calls per sync, median of {reps}, us/call (wall / host issue):");
+        for ((name, t), i) in names.iter().zip(&mut t).zip(&mut issue) {
+            print!(" {name} {:.2} / {:.2};", median(t), median(i));
+        }
+        println!();
     }
 }
 
@@ -254,14 +271,24 @@ fn run<B: PrimBackend>(
 }
 
 /// The scan kernel called directly on runtime `R` (no burn): the floor of the adapter path.
-fn direct<R: cubecl::Runtime>(shape: [usize; 2]) -> Call<'static> {
+/// First allocating its output (`cubeprim::scan`), then into a preallocated one.
+fn direct<R: cubecl::Runtime>(shape: [usize; 2]) -> (Call<'static>, Call<'static>) {
     let client = R::client(&Default::default());
     let n = shape[0] * shape[1];
     let host: Vec<f32> = (0..n).map(|i| 1.0 + (i % 7) as f32 * 0.1).collect();
     let x = cubeprim::DeviceTensor::<R>::from_slice(&client, &host, &shape);
+    let out = cubeprim::DeviceTensor::<R>::empty(&client, &shape, cubeprim::DType::F32);
     let mut ws = cubeprim::Workspace::new();
+    let mut ws2 = cubeprim::Workspace::new();
     let opts = ScanOptions::default();
-    call(move || cubeprim::scan(&client, &x, 1, ScanOp::Sum, opts, &mut ws).expect("scan"))
+    let (c, x2) = (client.clone(), x.clone());
+    (
+        call(move || cubeprim::scan(&client, &x, 1, ScanOp::Sum, opts, &mut ws).expect("scan")),
+        call(move || {
+            cubeprim::scan_into(&c, &x2, &out, None, 1, ScanOp::Sum, opts, &mut ws2)
+                .expect("scan_into")
+        }),
+    )
 }
 
 fn main() {
@@ -274,23 +301,27 @@ fn main() {
         .unwrap_or(15);
     let small = args.iter().any(|a| a == "--small");
     let ovh = args.iter().any(|a| a == "--overhead");
+    // `--plain`: the unfused `CubeBackend` too (after the fused default).
+    let plain = args.iter().any(|a| a == "--plain");
     match cubeprim::device::best_backend() {
         #[cfg(feature = "cuda")]
-        cubeprim::device::Backend::Cuda => run::<burn::backend::Cuda>(
-            &Default::default(),
-            "burn::backend::Cuda (fusion)",
-            reps,
-            small,
-            ovh.then_some(direct::<cubecl::cuda::CudaRuntime> as Direct),
-        ),
+        cubeprim::device::Backend::Cuda => {
+            let d = ovh.then_some(direct::<cubecl::cuda::CudaRuntime> as Direct);
+            run::<burn::backend::Cuda>(&Default::default(), "Cuda (fusion)", reps, small, d);
+            if plain {
+                type Plain = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+                run::<Plain>(&Default::default(), "CubeBackend<Cuda>", reps, small, d);
+            }
+        }
         #[cfg(feature = "wgpu")]
-        cubeprim::device::Backend::Wgpu => run::<burn::backend::Wgpu>(
-            &Default::default(),
-            "burn::backend::Wgpu (fusion)",
-            reps,
-            small,
-            ovh.then_some(direct::<cubecl::wgpu::WgpuRuntime> as Direct),
-        ),
+        cubeprim::device::Backend::Wgpu => {
+            let d = ovh.then_some(direct::<cubecl::wgpu::WgpuRuntime> as Direct);
+            run::<burn::backend::Wgpu>(&Default::default(), "Wgpu (fusion)", reps, small, d);
+            if plain {
+                type Plain = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
+                run::<Plain>(&Default::default(), "CubeBackend<Wgpu>", reps, small, d);
+            }
+        }
         _ => run::<burn::backend::NdArray>(
             &Default::default(),
             "burn::backend::NdArray",
