@@ -10,9 +10,10 @@ use cubeprim_kernels::device::tile_state::words_per_tile;
 use cubeprim_kernels::device::ScanMode;
 
 /// Units and vectors per unit of the tile used for long rows. Measured on the H200 (1-D 2^28
-/// f32 cumsum, staged, same call): 256 x 12 0.617 ms, 256 x 16 0.622, 384 x 8 0.648, 768 x 8
-/// 0.642, 512 x 8 0.711 (BENCHMARKS.md).
-pub const LONG_TILE: (u32, u32) = (256, 12);
+/// f32 cumsum, staged, same call): 192 x 16 0.607 ms, 256 x 12 0.628, 128 x 24 0.663,
+/// 128 x 32 0.747; earlier calls: 256 x 16 0.622, 384 x 8 0.648, 768 x 8 0.642, 512 x 8 0.711
+/// (BENCHMARKS.md).
+pub const LONG_TILE: (u32, u32) = (192, 16);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
 const SHORT_TILES: [(u32, u32); 7] = [
     (32, 1),
