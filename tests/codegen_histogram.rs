@@ -32,7 +32,12 @@ fn u32_arg(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
 }
 
 /// `smem_bins`: `Some(words)` for the shared-memory kernel, `None` for the global one.
-fn define_histogram(name: &str, smem_bins: Option<usize>, device_len: bool) -> KernelDefinition {
+fn define_histogram(
+    name: &str,
+    smem_bins: Option<usize>,
+    device_len: bool,
+    wide: bool,
+) -> KernelDefinition {
     let (mut b, s) = settings(name);
     s.address_type.register(&mut b.scope);
     let keys = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
@@ -50,8 +55,19 @@ fn define_histogram(name: &str, smem_bins: Option<usize>, device_len: bool) -> K
             items,
             words,
             device_len,
+            wide,
         ),
-        None => histogram_global::expand(&mut b.scope, keys, out, len, n, bins, items, device_len),
+        None => histogram_global::expand(
+            &mut b.scope,
+            keys,
+            out,
+            len,
+            n,
+            bins,
+            items,
+            device_len,
+            wide,
+        ),
     }
     b.build(s)
 }
@@ -110,13 +126,15 @@ fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, S
 fn histogram_kernels() {
     let mut count = 0;
     for smem in [Some(256usize), Some(5120), None] {
-        for device_len in [false, true] {
+        for (device_len, wide) in [(false, false), (true, false), (false, true)] {
             let name = format!(
-                "histogram_{}_d{}",
+                "histogram_{}_d{}_w{}",
                 smem.map_or("global".to_string(), |w| format!("shared{w}")),
-                device_len as u8
+                device_len as u8,
+                wide as u8
             );
-            let (cuda, msl) = compile_both(&name, || define_histogram(&name, smem, device_len));
+            let (cuda, msl) =
+                compile_both(&name, || define_histogram(&name, smem, device_len, wide));
             assert!(
                 cuda.contains("atomicAdd"),
                 "{name}: no atomicAdd in CUDA C++"
@@ -138,7 +156,7 @@ fn histogram_kernels() {
             count += 1;
         }
     }
-    assert_eq!(count, 6);
+    assert_eq!(count, 9);
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Histogram (bincount) on the device (wgpu; lavapipe in CI) against `cubeprim::cpu`:
-//! u32 and i32 keys, sizes 0 to 2^20 + 3, 1 to 70 000 bins (the last past shared memory:
+//! u32, i32 and i64 keys (64-bit keys past 2^32 too), sizes 0 to 2^20 + 3, 1 to 70 000 bins (the last past shared memory:
 //! global atomics), keys out of range and negative (ignored), device lengths, a reused
 //! output (zeroed by the call), bad inputs. Exact counts.
 
@@ -54,6 +54,20 @@ fn histogram_matches_cpu() {
                 got.to_vec::<u32>(&c),
                 cubeprim::cpu::histogram(&u, bins),
                 "u32 n={n} bins={bins}"
+            );
+
+            // 64-bit keys, read as two words: every fifth key moved past 2^32 (a low word in
+            // range, a high word that is not zero: out of range).
+            let w: Vec<i64> = k
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| x as i64 + if i % 5 == 0 { 1 << 32 } else { 0 })
+                .collect();
+            let got = cubeprim::histogram(&c, &upload(&c, &w, &[n]), bins, n, &mut ws).unwrap();
+            assert_eq!(
+                got.to_vec::<u32>(&c),
+                cubeprim::cpu::histogram(&w, bins),
+                "i64 n={n} bins={bins}"
             );
         }
     }

@@ -233,10 +233,10 @@ impl PrimOp for Histogram {
         inputs: &[TensorMeta],
     ) -> Result<()> {
         match device_dtype(client, &inputs[0])? {
-            DType::I32 | DType::U32 => Ok(()),
+            DType::I32 | DType::U32 | DType::I64 | DType::U64 => Ok(()),
             dtype => Err(Error::UnsupportedDType {
                 dtype,
-                reason: "histogram keys are i32 or u32 on the device".into(),
+                reason: "histogram keys are i32, u32, i64 or u64 on the device".into(),
             }),
         }
     }
@@ -401,7 +401,7 @@ impl<B: PrimBackend, const D: usize, K: NumericKind<B>> RunsExt<B, D, K> for Ten
 }
 
 /// Histograms of burn int tensors, on any [`PrimBackend`]. Counts have the backend's int
-/// dtype. On devices, keys are i32 or u32 (burn's default int dtypes on wgpu and CUDA).
+/// dtype. On devices, keys are i32, u32, i64 or u64 (64-bit keys read as two words).
 pub trait HistogramExt<B: PrimBackend, const D: usize>: Sized {
     /// How many keys equal each `b` in `0..bins`; keys outside are ignored
     /// (`torch.bincount(x, minlength=bins)[:bins]` of the keys in range). On the device, no

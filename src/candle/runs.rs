@@ -52,14 +52,9 @@ impl RunsExt for Tensor {
     }
     fn histogram(&self, bins: usize) -> Result<Tensor> {
         let keys = match (self.device().is_cpu(), self.dtype()) {
-            (true, _) | (false, DType::U32 | DType::I32) => self.clone(),
+            (true, _) | (false, DType::U32 | DType::I32 | DType::I64) => self.clone(),
             (false, DType::U8) => self.to_dtype(DType::U32)?,
             (false, DType::I16) => self.to_dtype(DType::I32)?,
-            // i32 keys for the kernel with the same bins: out-of-range values clamped to an
-            // out-of-range value first.
-            (false, DType::I64) if bins < i32::MAX as usize => {
-                self.clamp(-1i64, bins as i64)?.to_dtype(DType::I32)?
-            }
             (_, d) => return Err(bad_dtype(d, "cubeprim histogram")),
         };
         let [h] = outputs(apply(&Histogram { bins }, &[&keys])?);

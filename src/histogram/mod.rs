@@ -1,14 +1,14 @@
-//! Histogram (`torch.bincount(keys, minlength=bins)` restricted to `bins` bins) of `u32` or
-//! `i32` keys on the device.
+//! Histogram (`torch.bincount(keys, minlength=bins)` restricted to `bins` bins) of `u32`,
+//! `i32`, `u64` or `i64` keys on the device.
 //!
-//! Keys outside `[0, bins)` — negative `i32` keys too — are ignored. While the bins fit the
+//! Keys outside `[0, bins)` — negative keys too — are ignored. While the bins fit the
 //! device's shared memory, each cube counts a bounded chunk of keys into private bins there
 //! and adds its non-zero bins to the output with global atomics; more bins than that go
 //! straight to global atomics. The output is zeroed first, so the result holds exactly this
 //! call's counts. No scratch, no host sync; a device-resident [`Len`] counts only the keys
 //! before `count[0]`.
 
-use crate::select::plan::{check_input, check_output, len_parts};
+use crate::select::plan::{check_input, check_layout, check_output, len_parts};
 use crate::sort::SortPlan;
 use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
@@ -35,7 +35,8 @@ fn shared_bins<R: Runtime>(client: &ComputeClient<R>, bins: usize) -> Option<usi
     (words * 4 <= max).then_some(words)
 }
 
-/// Counts the keys of `keys` (`u32` or `i32`, contiguous; the first `len` of them) equal to
+/// Counts the keys of `keys` (`u32`, `i32`, `u64` or `i64`, contiguous; the first `len` of
+/// them) equal to
 /// each `b < bins` into `out` (`u32`, contiguous, at least `bins` elements; overwritten).
 pub fn histogram_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
@@ -46,12 +47,17 @@ pub fn histogram_into<'a, R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<()> {
     let len = len.into();
-    if !matches!(keys.dtype, DType::U32 | DType::I32) {
+    if !matches!(
+        keys.dtype,
+        DType::U32 | DType::I32 | DType::U64 | DType::I64
+    ) {
         return Err(Error::UnsupportedDType {
             dtype: keys.dtype,
-            reason: "histogram keys are u32 or i32".into(),
+            reason: "histogram keys are u32, i32, u64 or i64".into(),
         });
     }
+    // 64-bit keys are read as two u32 words each (no 64-bit arithmetic in the kernel).
+    let wide = keys.dtype.size() == 8;
     if bins > i32::MAX as usize {
         return Err(Error::Unsupported(format!("{bins} bins: at most 2^31 - 1")));
     }
@@ -63,7 +69,12 @@ pub fn histogram_into<'a, R: Runtime>(
             "{cap} keys: at most {MAX_KEYS} per call"
         )));
     }
-    check_input(client, keys, cap)?;
+    if wide {
+        // Read as u32 words: no 64-bit support needed from the runtime.
+        check_layout(keys, cap)?;
+    } else {
+        check_input(client, keys, cap)?;
+    }
     check_output(out, bins, DType::U32)?;
     if bins == 0 {
         return Ok(());
@@ -91,9 +102,10 @@ pub fn histogram_into<'a, R: Runtime>(
     let count = SortPlan::cube_count(cubes);
     let dim = CubeDim::new_1d(THREADS);
     // SAFETY: `keys` holds `cap` elements (checked), `out` `bins`, the length one; every
-    // access is bounded by them in the kernel. i32 keys are read as their u32 bits.
+    // access is bounded by them in the kernel. Keys are read as their u32 words.
     unsafe {
-        let k = ArrayArg::from_raw_parts(keys.handle.clone(), cap);
+        let words = if wide { 2 * cap } else { cap };
+        let k = ArrayArg::from_raw_parts(keys.handle.clone(), words);
         let o = ArrayArg::from_raw_parts(out.handle.clone(), bins);
         let l = ArrayArg::from_raw_parts(len_h, 1);
         match smem {
@@ -109,6 +121,7 @@ pub fn histogram_into<'a, R: Runtime>(
                 items,
                 words,
                 device_len,
+                wide,
             ),
             None => histogram_global::launch_unchecked::<R>(
                 client,
@@ -121,6 +134,7 @@ pub fn histogram_into<'a, R: Runtime>(
                 bins as u32,
                 items,
                 device_len,
+                wide,
             ),
         }
     }

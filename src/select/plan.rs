@@ -147,7 +147,7 @@ pub(crate) fn check_flags<R: Runtime>(
 }
 
 /// Contiguous, at least `n` elements.
-fn check_layout<R: Runtime>(t: &DeviceTensor<R>, n: usize) -> Result<()> {
+pub(crate) fn check_layout<R: Runtime>(t: &DeviceTensor<R>, n: usize) -> Result<()> {
     if !t.is_contiguous() {
         return Err(Error::Unsupported(
             "this op reads contiguous tensors (offset 0, row-major)".into(),

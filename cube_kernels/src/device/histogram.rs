@@ -1,10 +1,23 @@
 //! Histogram (bincount) of integer keys. Keys are read as `u32` bits, so a negative `i32`
 //! key is a value of at least 2^31 and lands outside every bin range: keys outside
-//! `[0, bins)` are ignored. Each cube counts a bounded chunk of `threads × items` keys
+//! `[0, bins)` are ignored. 64-bit keys (`wide`) are read as two `u32` words (low word first)
+//! and count only when the high word is zero, so negative `i64` keys are ignored as well. Each cube counts a bounded chunk of `threads × items` keys
 //! (`items` is a launch argument; the trip count never grows with the length).
 
 use crate::device::select::pass_len;
 use cubecl::prelude::*;
+
+/// Key `i` as `u32` bits, and whether it can fall in a bin (a 64-bit key whose high word is
+/// not zero cannot).
+#[cube]
+fn key_at(keys: &Array<u32>, i: u32, #[comptime] wide: bool) -> (u32, bool) {
+    if comptime![wide] {
+        let at = i as usize * 2;
+        (keys[at], keys[at + 1] == 0u32)
+    } else {
+        (keys[i as usize], true)
+    }
+}
 
 /// Counts into privatised bins in shared memory (`smem_bins >= bins` words), then adds each
 /// non-zero bin into `out` (zeroed before the launch) with one global atomic.
@@ -18,6 +31,7 @@ pub fn histogram_shared(
     items: u32,
     #[comptime] smem_bins: usize,
     #[comptime] device_len: bool,
+    #[comptime] wide: bool,
 ) {
     let t = UNIT_POS;
     let threads = CUBE_DIM;
@@ -35,8 +49,8 @@ pub fn histogram_shared(
     for k in 0..items {
         let i = start + k * threads + t;
         if i < m {
-            let key = keys[i as usize];
-            if key < bins {
+            let (key, low) = key_at(keys, i, wide);
+            if low && key < bins {
                 hist[key as usize].fetch_add(1u32);
             }
         }
@@ -64,6 +78,7 @@ pub fn histogram_global(
     bins: u32,
     items: u32,
     #[comptime] device_len: bool,
+    #[comptime] wide: bool,
 ) {
     let t = UNIT_POS;
     let threads = CUBE_DIM;
@@ -72,8 +87,8 @@ pub fn histogram_global(
     for k in 0..items {
         let i = start + k * threads + t;
         if i < m {
-            let key = keys[i as usize];
-            if key < bins {
+            let (key, low) = key_at(keys, i, wide);
+            if low && key < bins {
                 out[key as usize].fetch_add(1u32);
             }
         }
