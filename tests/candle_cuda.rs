@@ -189,6 +189,8 @@ fn every_family_on_cuda_matches_the_cpu() {
                 ),
             ] {
                 let what = format!("{dt:?} {:?}", hx.dims());
+                // Progress: a failure below names its case.
+                eprintln!("case {what} {:?}", hx.stride());
                 for asc in [true, false] {
                     let ((wv, wi), (gv, gi)) =
                         (hx.sort_stable(asc).unwrap(), gx.sort_stable(asc).unwrap());

@@ -123,26 +123,30 @@ pub(crate) fn run<O: PrimOp>(
     let Bridge { client, ws } = &mut *guard;
 
     // Inputs: contiguous candle storage (copied by candle first where strided) and a fresh
-    // cubecl buffer of the same bytes.
+    // cubecl buffer of the same bytes; see `Staged` for the views candle cannot copy.
     let mut staged = Vec::with_capacity(inputs.len());
     for &(s, l) in inputs {
         let dtype = dtype_of(s.dtype()).ok_or_else(|| bad_dtype(s.dtype(), O::NAME))?;
-        let (src, start) = match l.contiguous_offsets() {
-            Some((a, _)) => (None, a),
-            None => {
+        let (src, start, span) = match l.contiguous_offsets() {
+            Some((a, _)) => (None, a, None),
+            None if candle_copies(s.dtype()) => {
                 // SAFETY: `copy_strided_src` writes every element.
                 let mut dst = unsafe { dev.alloc_uninit(l.shape(), s.dtype()) }?;
                 s.copy_strided_src(&mut dst, 0, l)?;
-                (Some(dst), 0)
+                (Some(dst), 0, None)
             }
+            None => (None, l.start_offset(), Some(span_len(l))),
         };
-        let t = DeviceTensor::<CudaRuntime>::empty(client, l.dims(), dtype);
+        let t = match span {
+            Some(len) => DeviceTensor::<CudaRuntime>::empty(client, &[len], dtype),
+            None => DeviceTensor::<CudaRuntime>::empty(client, l.dims(), dtype),
+        };
         let ptr = cubecl_ptr(client, &t)?;
-        staged.push((src, start, t, ptr, s));
+        staged.push((src, start, t, ptr, s, span.map(|_| l)));
     }
     // cubecl's allocations are ordered on its stream: done before candle's stream writes them.
     sync_cubecl(client)?;
-    for (src, start, t, ptr, s) in &staged {
+    for (src, start, t, ptr, s, _) in &staged {
         let bytes = t.num_elements() * t.dtype.size();
         if bytes > 0 {
             let src = src.as_ref().unwrap_or(s);
@@ -153,7 +157,13 @@ pub(crate) fn run<O: PrimOp>(
         }
     }
     stream.synchronize().w()?;
-    let tensors: Vec<_> = staged.into_iter().map(|(_, _, t, _, _)| t).collect();
+    let tensors: Vec<_> = staged
+        .into_iter()
+        .map(|(_, _, t, _, _, view)| match view {
+            Some(l) => contiguous_on_cubecl(client, t, l),
+            None => t,
+        })
+        .collect();
 
     let on = OnDevice {
         client,
@@ -188,6 +198,70 @@ pub(crate) fn run<O: PrimOp>(
     // cubecl's buffers are free for reuse once the copies have read them.
     stream.synchronize().w()?;
     Ok(result)
+}
+
+/// Whether candle 0.11.1's CUDA kernels can make a strided view of `d` contiguous: they have
+/// no `ucopy_i32` (nor `ucopy_i16`; i16 reaches the ops cast to i32 on candle's side).
+fn candle_copies(d: candle_core::DType) -> bool {
+    !matches!(d, candle_core::DType::I32 | candle_core::DType::I16)
+}
+
+/// Elements from a strided view's first element to its last, inclusive (0 when it is empty).
+fn span_len(l: &Layout) -> usize {
+    if l.dims().contains(&0) {
+        return 0;
+    }
+    1 + l
+        .dims()
+        .iter()
+        .zip(l.stride())
+        .map(|(d, s)| (d - 1) * s)
+        .sum::<usize>()
+}
+
+/// cubecl's storage type of a dtype the bridge moves.
+fn storage_type(d: DType) -> cubecl::ir::StorageType {
+    match d {
+        DType::F32 => f32::as_type_native_unchecked(),
+        DType::F64 => f64::as_type_native_unchecked(),
+        DType::F16 => half::f16::as_type_native_unchecked(),
+        DType::BF16 => half::bf16::as_type_native_unchecked(),
+        DType::U32 => u32::as_type_native_unchecked(),
+        DType::I32 => i32::as_type_native_unchecked(),
+        DType::I64 => i64::as_type_native_unchecked(),
+        DType::U64 => u64::as_type_native_unchecked(),
+        DType::U8 => u8::as_type_native_unchecked(),
+    }
+    .storage_type()
+}
+
+/// The view `l` (rebased to its first element) of `span`, the covering elements of a strided
+/// candle view copied as they are, made contiguous by cubecl-std's strided copy on cubecl's
+/// stream (the op's own launches follow it there).
+fn contiguous_on_cubecl(
+    client: &ComputeClient<CudaRuntime>,
+    span: DeviceTensor<CudaRuntime>,
+    l: &Layout,
+) -> DeviceTensor<CudaRuntime> {
+    let n = l.shape().elem_count();
+    let out = DeviceTensor::<CudaRuntime>::empty(client, l.dims(), span.dtype);
+    if n == 0 {
+        return out;
+    }
+    let storage = storage_type(span.dtype);
+    let view = cubecl::std::tensor::TensorHandle::<CudaRuntime>::new(
+        span.handle,
+        l.dims().to_vec(),
+        l.stride().to_vec(),
+        storage,
+    );
+    let dst = cubecl::std::tensor::TensorHandle::<CudaRuntime>::new_contiguous(
+        l.dims().to_vec(),
+        out.handle.clone(),
+        storage,
+    );
+    cubecl::std::tensor::copy_into(client, view.binding(), dst.binding(), storage);
+    out
 }
 
 /// cubeprim's output dtype as candle's.

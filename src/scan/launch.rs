@@ -14,8 +14,13 @@ use half::{bf16, f16};
 
 /// Whether the runtime can store, load and do arithmetic on `dtype` (and, for f16 / bf16, on
 /// their f32 accumulator). `U8`: false — bytes are only flags (the compaction ops read them
-/// as words, on every runtime), not data.
+/// as words, on every runtime), not data. `F64` on CUDA: true — cubecl-cuda 0.10 leaves f64
+/// out of its supported types (for its matmul's sake), but every GPU it runs on has doubles and
+/// cubeprim's kernels compile and run with them there (candle's f64 tensors on the H200).
 pub fn supports_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> bool {
+    if dtype == DType::F64 && R::name(client) == "cuda" {
+        return true;
+    }
     let ty = match dtype {
         DType::U8 => return false,
         DType::F32 => f32::as_type_native_unchecked(),
