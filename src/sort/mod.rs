@@ -155,8 +155,21 @@ pub fn sort_workspace_bytes<R: Runtime>(
     if rows * n == 0 {
         return Ok(0);
     }
-    let plan = SortPlan::new(client, rows, n, key, payload.kind(), len_on_device, opts)?;
-    Ok(plan.workspace_bytes())
+    Ok(sort_plan(client, shape, key, payload, len_on_device, opts)?.workspace_bytes())
+}
+
+/// The plan of a sort of a tensor of `shape` (arguments as [`sort_workspace_bytes`]): route,
+/// tile and ranking (`cfg.plane_ops`: ranked by plane ballots), for tests and benchmarks.
+pub fn sort_plan<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    key: DType,
+    payload: Payload,
+    len_on_device: bool,
+    opts: SortOptions,
+) -> Result<SortPlan> {
+    let (rows, n) = rows_of(shape)?;
+    SortPlan::new(client, rows, n, key, payload.kind(), len_on_device, opts)
 }
 
 /// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).
