@@ -13,6 +13,10 @@
 //!   that ranks each tile in the cube. Every pass is a plain kernel: nothing waits on another
 //!   cube, so no runtime can hang, and the work per unit is bounded whatever the length.
 //!
+//! Tiles are ranked by plane ballots where the runtime has plane operations (eight ballots per
+//! key find the lanes with the same digit; per-plane digit counters and one cube scan give the
+//! ranks), else by 1- or 2-bit splits over shared-memory cube scans.
+//!
 //! Top-k of rows that fit one cube selects: per row, one cube finds the k-th key by radix
 //! selection on the ordered key bits (a shared-memory digit histogram per 8-bit digit, most
 //! significant first), keeps the keys before it and the first ties in row order, and sorts

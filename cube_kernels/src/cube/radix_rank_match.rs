@@ -11,7 +11,10 @@
 //! Ranks are stable: planes cover increasing runs and each plane walks its chunks in order.
 //!
 //! Every plane must be full (`threads` a multiple of the plane width) and every unit must call
-//! it in uniform control flow (the ballots and shuffles see the whole plane).
+//! it in uniform control flow (the ballots and shuffles see the whole plane). The ballot words
+//! past the first come from runtimes whose ballot fills them (WGSL's `subgroupBallot`);
+//! cubecl 0.10's HIP dialect keeps only the low 32 bits, so 64-lane HIP planes would need it
+//! fixed there first (cubeprim has no HIP runtime).
 
 use super::radix_rank::count_item;
 use super::{cube_exclusive_scan, radix_slot, radix_slots, RadixConfig};
