@@ -1,8 +1,11 @@
 //! GPU benchmark of the sort family, for the H200 (CUDA) or any wgpu device.
 //!
 //! `cargo run --release --features cuda --example bench_gpu_sort -- [cuda|wgpu] [--small]
-//! [--rows-only]` (`--rows-only`: the copy floor, the row sorts, top-k and searchsorted; no
-//! 1-D sorts)
+//! [--rows-only] [--core] [--split] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
+//! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
+//! sort, the f32 argsorts and the row sort with indices only. `--split`: sorts without plane
+//! operations, i.e. tiles ranked by bit splits instead of plane ballots, for comparison.
+//! `--tile 256x16`: the tile of the device-wide passes instead of the plan's)
 //!
 //! Prints one JSON line per case. Each case is first checked on fresh random data (against the
 //! CPU reference, or for the 2^28 cases by an O(n) check: output ordered, a stable permutation
@@ -105,7 +108,22 @@ fn ok(r: Result<(), String>) -> String {
     }
 }
 
-fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
+/// Which cases run, and the sort options of the sorts.
+#[derive(Clone, Copy)]
+struct Cases {
+    small: bool,
+    rows_only: bool,
+    core: bool,
+    opts: SortOptions,
+}
+
+fn run<R: Runtime>(device: &R::Device, cases: Cases) {
+    let Cases {
+        small,
+        rows_only,
+        core,
+        opts,
+    } = cases;
     let client = R::client(device);
     let mut ws = Workspace::<R>::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
@@ -144,10 +162,10 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
         // u32 keys only.
         {
             let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-            let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             let check = ok(check_sorted_u32(&src, &out.to_vec::<u32>(&client)));
             let ms = median_ms(&client, reps, || {
-                cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+                cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             });
             line(
                 "sort u32 keys",
@@ -160,10 +178,10 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
         }
         drop(src);
         // i32 keys only.
-        {
+        if !core {
             let src: Vec<i32> = (0..big).map(|_| rng.random()).collect();
             let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-            let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             let got = out.to_vec::<i32>(&client);
             let as_u = |v: &[i32]| {
                 v.iter()
@@ -172,7 +190,7 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
             };
             let check = ok(check_sorted_u32(&as_u(&src), &as_u(&got)));
             let ms = median_ms(&client, reps, || {
-                cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+                cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             });
             line(
                 "sort i32 keys",
@@ -188,8 +206,7 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
             let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
             let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
             for index in [IndexType::U32, IndexType::I64] {
-                let idx =
-                    cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+                let idx = cubeprim::argsort(&client, &x, index, opts, &mut ws).unwrap();
                 let got: Vec<u32> = match index {
                     IndexType::U32 => idx.to_vec::<u32>(&client),
                     IndexType::I64 => idx
@@ -200,7 +217,7 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
                 };
                 let check = ok(check_argsort(&src, &got));
                 let ms = median_ms(&client, reps, || {
-                    cubeprim::argsort(&client, &x, index, SortOptions::default(), &mut ws).unwrap();
+                    cubeprim::argsort(&client, &x, index, opts, &mut ws).unwrap();
                 });
                 let ib = if index == IndexType::U32 { 4.0 } else { 8.0 };
                 line(
@@ -214,11 +231,11 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
             }
         }
         // f32 sort of 2^22 (burn's built-in: 481 ms on the H200, read back to the CPU).
-        {
+        if !core {
             let n = 1usize << 22;
             let src: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
             let x = DeviceTensor::<R>::from_slice(&client, &src, &[n]);
-            let out = cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+            let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             let want = cpu::sort_rows(&src, n, false);
             let got = out.to_vec::<f32>(&client);
             let check = ok(if got == want {
@@ -227,7 +244,7 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
                 Err("differs from the CPU".into())
             });
             let ms = median_ms(&client, reps, || {
-                cubeprim::sort(&client, &x, SortOptions::default(), &mut ws).unwrap();
+                cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             });
             line(
                 "sort f32 keys (burn: 481 ms)",
@@ -245,14 +262,8 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
     let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]);
     let sub = 64 * n; // rows checked against the CPU
     {
-        let (v, i) = cubeprim::sort_with_indices(
-            &client,
-            &x,
-            IndexType::I64,
-            SortOptions::default(),
-            &mut ws,
-        )
-        .unwrap();
+        let (v, i) =
+            cubeprim::sort_with_indices(&client, &x, IndexType::I64, opts, &mut ws).unwrap();
         let want_i = cpu::argsort_rows(&src[..sub], n, false);
         let want_v = cpu::permute_rows(&src[..sub], n, &want_i);
         let gv = v.to_vec::<f32>(&client);
@@ -265,14 +276,7 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
             Err("differs from the CPU".into())
         });
         let ms = median_ms(&client, reps, || {
-            cubeprim::sort_with_indices(
-                &client,
-                &x,
-                IndexType::I64,
-                SortOptions::default(),
-                &mut ws,
-            )
-            .unwrap();
+            cubeprim::sort_with_indices(&client, &x, IndexType::I64, opts, &mut ws).unwrap();
         });
         line(
             "row sort f32 with i64 indices",
@@ -282,6 +286,9 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
             copy_gbs,
             &check,
         );
+    }
+    if core {
+        return;
     }
     // top-k by selection (one cube per row) and by sorting each row.
     for method in [TopKMethod::Select, TopKMethod::Sort] {
@@ -361,13 +368,34 @@ fn run<R: Runtime>(device: &R::Device, small: bool, rows_only: bool) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map(String::as_str).unwrap_or("cuda");
-    let small = args.iter().any(|a| a == "--small");
-    let rows_only = args.iter().any(|a| a == "--rows-only");
+    let flag = |f: &str| args.iter().any(|a| a == f);
+    let mut opts = SortOptions::default();
+    if flag("--split") {
+        opts = opts.plane_ops(cubeprim::PlaneOps::Off);
+    }
+    if let Some(t) = args.iter().position(|a| a == "--tile") {
+        let (threads, items) = args
+            .get(t + 1)
+            .and_then(|t| t.split_once('x'))
+            .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+            .expect("--tile UNITSxKEYS");
+        opts = opts.tuning(cubeprim::SortTuning {
+            threads,
+            items,
+            wide_counts: true,
+        });
+    }
+    let cases = Cases {
+        small: flag("--small"),
+        rows_only: flag("--rows-only"),
+        core: flag("--core"),
+        opts,
+    };
     match which {
         #[cfg(feature = "cuda")]
-        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), small, rows_only),
+        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), cases),
         #[cfg(feature = "wgpu")]
-        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), small, rows_only),
+        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), cases),
         other => panic!("runtime {other} not built (features: cuda, wgpu)"),
     }
 }

@@ -265,20 +265,48 @@ fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, S
     (cuda, msl)
 }
 
+/// The split ranking over shared-memory scans, and the ballot ranking on 32-lane planes with
+/// plane barriers (CUDA's shape).
 const CFGS: [RadixConfig; 2] = [
     RadixConfig {
         threads: 128,
         items: 8,
         plane_ops: false,
         wide_counts: false,
+        plane_min: 32,
+        plane_max: 32,
+        plane_sync: false,
     },
     RadixConfig {
         threads: 256,
         items: 16,
         plane_ops: true,
         wide_counts: true,
+        plane_min: 32,
+        plane_max: 32,
+        plane_sync: true,
     },
 ];
+
+/// The ballot ranking (plane operations) uses ballots, and plane barriers where the runtime
+/// has them; the split ranking neither.
+fn check_ranking(name: &str, cfg: RadixConfig, cuda: &str, msl: &str) {
+    assert_eq!(
+        cuda.contains("__ballot_sync"),
+        cfg.plane_ops,
+        "{name}: ballots in CUDA C++"
+    );
+    assert_eq!(
+        msl.contains("simd_ballot"),
+        cfg.plane_ops,
+        "{name}: ballots in MSL"
+    );
+    assert_eq!(
+        cuda.contains("__syncwarp"),
+        cfg.plane_ops && cfg.plane_sync,
+        "{name}: plane barriers in CUDA C++"
+    );
+}
 
 /// Every kernel for one key type; returns the number of variants compiled.
 fn key_type<T: Numeric>(ty: &str) -> usize {
@@ -297,9 +325,10 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
         ];
         for (v, values, write_keys) in variants {
             let name = format!("radix_scatter_{ty}_{v}_c{c}");
-            compile_both(&name, || {
+            let (cuda, msl) = compile_both(&name, || {
                 define_scatter::<T, u32, u32>(&name, cfg, c == 1, values, write_keys)
             });
+            check_ranking(&name, cfg, &cuda, &msl);
             count += 1;
         }
         let name = format!("radix_scatter_{ty}_widen_c{c}");
@@ -327,6 +356,7 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
                 assert!(cuda.contains("__shfl"), "{name}: no shuffle in CUDA C++");
                 assert!(msl.contains("simd_shuffle"), "{name}: no shuffle in MSL");
             }
+            check_ranking(&name, cfg, &cuda, &msl);
             count += 1;
         }
         let name = format!("radix_sort_rows_{ty}_c{c}_i64");
@@ -396,4 +426,63 @@ fn select_kernels_every_key_size() {
     assert_eq!(select_key_type::<bf16>("bf16"), 6);
     assert_eq!(select_key_type::<f64>("f64"), 6);
     assert_eq!(select_key_type::<i64>("i64"), 6);
+}
+
+/// The ballot ranking for plane widths from 8 to 128 (four ballot words) without plane
+/// barriers: the shape it takes on a wgpu adapter that reports no fixed width.
+#[test]
+fn ballot_ranking_any_plane_width() {
+    let cfg = RadixConfig {
+        threads: 128,
+        items: 4,
+        plane_ops: true,
+        wide_counts: false,
+        plane_min: 8,
+        plane_max: 128,
+        plane_sync: false,
+    };
+    let name = "radix_scatter_u32_iota_w4";
+    let (cuda, msl) = compile_both(name, || {
+        define_scatter::<u32, u32, u32>(name, cfg, false, RadixValues::Iota, true)
+    });
+    check_ranking(name, cfg, &cuda, &msl);
+    let name = "radix_sort_rows_f32_w4";
+    let (cuda, msl) = compile_both(name, || define_rows::<f32, u32>(name, cfg, true, true));
+    check_ranking(name, cfg, &cuda, &msl);
+}
+
+/// `CUBEPRIM_DUMP=dir cargo test --test codegen_sort dump` writes the CUDA C++ of the H200
+/// bench's kernels: the scatter of the u32 sort and of the f32 argsort (first pass: positions;
+/// later passes: loaded u32 indices), and the in-cube row sort of f32 with indices, on the
+/// device tile (256 units x 16 keys) with the ballot ranking.
+#[test]
+fn dump() {
+    let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = CFGS[1];
+    let cfg = RadixConfig {
+        wide_counts: false,
+        ..cfg
+    };
+    let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();
+    let name = "radix_scatter_u32_keys";
+    let (cuda, _) = compile_both(name, || {
+        define_scatter::<u32, u32, u32>(name, cfg, false, RadixValues::None, true)
+    });
+    write(name, cuda);
+    let name = "radix_scatter_f32_iota";
+    let (cuda, _) = compile_both(name, || {
+        define_scatter::<f32, u32, u32>(name, cfg, false, RadixValues::Iota, true)
+    });
+    write(name, cuda);
+    let name = "radix_scatter_f32_load";
+    let (cuda, _) = compile_both(name, || {
+        define_scatter::<f32, u32, u32>(name, cfg, false, RadixValues::Load, true)
+    });
+    write(name, cuda);
+    let name = "radix_sort_rows_f32_i64";
+    let (cuda, _) = compile_both(name, || define_rows::<f32, i64>(name, cfg, true, true));
+    write(name, cuda);
 }

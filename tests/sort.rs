@@ -14,12 +14,20 @@ mod common;
 use common::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{
-    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, Side, SortOptions, SortTuning,
-    TopKMethod, Workspace,
+    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, PlaneOps, Side, SortOptions,
+    SortTuning, TopKMethod, Workspace,
 };
 use half::{bf16, f16};
 use rand::rngs::StdRng;
 use rand::Rng;
+
+/// The two tile rankings: plane ballots (forced: lavapipe's adapter reports no plane
+/// operations, yet its subgroups run them) and bit splits over shared-memory scans.
+const RANKINGS: [PlaneOps; 2] = [PlaneOps::Force, PlaneOps::Off];
+
+fn ranked(p: PlaneOps) -> SortOptions {
+    SortOptions::default().plane_ops(p)
+}
 
 fn bytes_eq<E: Element>(a: &[E], b: &[E]) -> bool {
     a.len() == b.len() && bytemuck::cast_slice::<E, u8>(a) == bytemuck::cast_slice::<E, u8>(b)
@@ -134,8 +142,38 @@ fn dtype_case<E: TestElem + SortElement>(c: &Client, ws: &mut Workspace<R>, seed
         (vec![5000], IndexType::U32),
     ] {
         let data: Vec<E> = special(&mut r, shape.iter().product());
-        for opts in [SortOptions::default(), SortOptions::default().descending()] {
-            check_rows(c, ws, &data, &shape, opts, index);
+        for p in RANKINGS {
+            for opts in [ranked(p), ranked(p).descending()] {
+                check_rows(c, ws, &data, &shape, opts, index);
+            }
+        }
+    }
+}
+
+/// Forcing plane operations selects the ballot ranking on this device (lavapipe's subgroups
+/// included), in both routes; turning them off selects the split ranking.
+#[test]
+fn rankings_follow_the_plane_setting() {
+    let Some(c) = client() else { return };
+    for shape in [&[5usize, 1000][..], &[100_000]] {
+        for p in RANKINGS {
+            let plan = cubeprim::sort_plan(
+                &c,
+                shape,
+                DType::F32,
+                Payload::Indices(IndexType::U32),
+                false,
+                ranked(p),
+            )
+            .unwrap();
+            assert_eq!(
+                plan.cfg.plane_ops,
+                p == PlaneOps::Force,
+                "{shape:?} {p:?}: {plan:?}"
+            );
+            if p == PlaneOps::Force {
+                eprintln!("{shape:?}: {:?} tile {:?}", plan.route, plan.cfg);
+            }
         }
     }
 }
@@ -187,29 +225,24 @@ fn f16_and_bf16_every_bit_pattern() {
 }
 
 /// Keys-only sort and argsort of 1-D u32 keys of length `n`.
-fn check_1d(c: &Client, ws: &mut Workspace<R>, r: &mut StdRng, n: usize) {
+fn check_1d(c: &Client, ws: &mut Workspace<R>, r: &mut StdRng, n: usize, p: PlaneOps) {
     let data: Vec<u32> = (0..n).map(|_| r.random()).collect();
     let x = upload(c, &data, &[n]);
-    let got: Vec<u32> = cubeprim::sort(c, &x, SortOptions::default(), ws)
-        .unwrap()
-        .to_vec(c);
+    let got: Vec<u32> = cubeprim::sort(c, &x, ranked(p), ws).unwrap().to_vec(c);
     let mut want = data.clone();
     want.sort();
-    assert!(got == want, "sort n={n}: {}", first_diff(&got, &want));
-    let idx = cubeprim::argsort(
-        c,
-        &x,
-        IndexType::U32,
-        SortOptions::default().descending(),
-        ws,
-    )
-    .unwrap();
+    assert!(got == want, "sort n={n} {p:?}: {}", first_diff(&got, &want));
+    let idx = cubeprim::argsort(c, &x, IndexType::U32, ranked(p).descending(), ws).unwrap();
     let got = read_idx(c, &idx);
     let want: Vec<i64> = cpu::argsort_rows(&data, n, true)
         .into_iter()
         .map(i64::from)
         .collect();
-    assert!(got == want, "argsort n={n}: {}", first_diff(&got, &want));
+    assert!(
+        got == want,
+        "argsort n={n} {p:?}: {}",
+        first_diff(&got, &want)
+    );
 }
 
 #[test]
@@ -233,7 +266,9 @@ fn lengths_around_tiles_and_powers_of_two() {
         65537,
         (1 << 20) - 1,
     ] {
-        check_1d(&c, &mut ws, &mut r, n);
+        for p in RANKINGS {
+            check_1d(&c, &mut ws, &mut r, n, p);
+        }
     }
 }
 
@@ -246,14 +281,16 @@ fn tuned_tiles_and_one_bit_ranking() {
     let mut r = rng(23);
     let n = 9000;
     let data: Vec<i32> = (0..n).map(|_| r.random_range(-100..100)).collect();
-    for (threads, items, wide_counts) in [(64, 4, false), (128, 8, false), (64, 4, true)] {
-        let opts = SortOptions::default().tuning(SortTuning {
-            threads,
-            items,
-            wide_counts,
-        });
-        check_rows(&c, &mut ws, &data, &[n], opts, IndexType::U32);
-        check_rows(&c, &mut ws, &data, &[n], opts.descending(), IndexType::U32);
+    for p in RANKINGS {
+        for (threads, items, wide_counts) in [(64, 4, false), (128, 8, false), (64, 4, true)] {
+            let opts = ranked(p).tuning(SortTuning {
+                threads,
+                items,
+                wide_counts,
+            });
+            check_rows(&c, &mut ws, &data, &[n], opts, IndexType::U32);
+            check_rows(&c, &mut ws, &data, &[n], opts.descending(), IndexType::U32);
+        }
     }
     let bad = SortOptions::default().tuning(SortTuning {
         threads: 1024,
@@ -269,7 +306,9 @@ fn a_few_million_keys() {
     let Some(c) = client() else { return };
     let mut ws = Workspace::new();
     let mut r = rng(22);
-    check_1d(&c, &mut ws, &mut r, (1 << 22) + 1);
+    for p in RANKINGS {
+        check_1d(&c, &mut ws, &mut r, (1 << 22) + 1, p);
+    }
 }
 
 /// Pairs: stability (values are the positions) on adversarial patterns; 8- and 2-byte values.
@@ -291,7 +330,8 @@ fn pairs_patterns_and_stability() {
     ];
     for (name, keys) in patterns {
         let vals: Vec<u32> = (0..n as u32).collect();
-        for opts in [SortOptions::default(), SortOptions::default().descending()] {
+        let opts_all = RANKINGS.map(ranked);
+        for opts in opts_all.into_iter().flat_map(|o| [o, o.descending()]) {
             let (k, v) = cubeprim::sort_pairs(
                 &c,
                 &upload(&c, &keys, &[n]),
@@ -348,10 +388,13 @@ fn bit_ranges() {
     let Some(c) = client() else { return };
     let mut ws = Workspace::new();
     let mut r = rng(41);
-    for n in [1000usize, 6000] {
+    for (n, p) in [1000usize, 6000]
+        .into_iter()
+        .flat_map(|n| RANKINGS.map(|p| (n, p)))
+    {
         let k32: Vec<u32> = (0..n).map(|_| r.random()).collect();
         for (b, e) in [(0, 16), (8, 24), (4, 5), (16, 16), (0, 32)] {
-            let opts = SortOptions::default().bits(b, e);
+            let opts = ranked(p).bits(b, e);
             let idx = cubeprim::argsort(&c, &upload(&c, &k32, &[n]), IndexType::U32, opts, &mut ws)
                 .unwrap();
             let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, false, b, e)
@@ -363,7 +406,7 @@ fn bit_ranges() {
         if supports(&c, DType::I64) {
             let k64: Vec<i64> = (0..n).map(|_| r.random()).collect();
             for (b, e) in [(0, 40), (32, 64)] {
-                let opts = SortOptions::default().bits(b, e).descending();
+                let opts = ranked(p).bits(b, e).descending();
                 let idx =
                     cubeprim::argsort(&c, &upload(&c, &k64, &[n]), IndexType::U32, opts, &mut ws)
                         .unwrap();
@@ -396,7 +439,8 @@ fn device_resident_length() {
     )
     .unwrap();
     let mut ws = Workspace::with_capacity(&c, bytes);
-    for count in [0u32, 1, 2049, 6999, 7000, 9000] {
+    let cases = RANKINGS.map(|p| [0u32, 1, 2049, 6999, 7000, 9000].map(|count| (p, count)));
+    for (p, count) in cases.into_iter().flatten() {
         let cnt = upload(&c, &[count], &[1]);
         let ko = DeviceTensor::<R>::empty(&c, &[cap], DType::F32);
         let vo = DeviceTensor::<R>::empty(&c, &[cap], DType::U32);
@@ -404,17 +448,16 @@ fn device_resident_length() {
             count: &cnt,
             capacity: cap,
         };
-        cubeprim::sort_pairs_into(&c, &x, &v, &ko, &vo, len, SortOptions::default(), &mut ws)
-            .unwrap();
+        cubeprim::sort_pairs_into(&c, &x, &v, &ko, &vo, len, ranked(p), &mut ws).unwrap();
         let m = (count as usize).min(cap);
         let order = cpu::argsort_rows(&keys[..m], m, false);
         let got_k = ko.to_vec::<f32>(&c);
         let got_v = vo.to_vec::<u32>(&c);
         assert!(
             got_k[..m] == cpu::permute_rows(&keys[..m], m, &order)[..],
-            "count {count}: keys"
+            "{p:?} count {count}: keys"
         );
-        assert!(got_v[..m] == order[..], "count {count}: values");
+        assert!(got_v[..m] == order[..], "{p:?} count {count}: values");
     }
 }
 
@@ -433,33 +476,17 @@ fn row_shapes() {
     ] {
         let data: Vec<f32> = (0..rows * n).map(|_| r.random_range(-8.0..8.0)).collect();
         let data: Vec<f32> = data.iter().map(|x| x.round()).collect(); // ties
-        check_rows(
-            &c,
-            &mut ws,
-            &data,
-            &[rows, n],
-            SortOptions::default(),
-            IndexType::U32,
-        );
-        check_rows(
-            &c,
-            &mut ws,
-            &data,
-            &[rows, n],
-            SortOptions::default().descending(),
-            IndexType::U32,
-        );
+        for p in RANKINGS {
+            for opts in [ranked(p), ranked(p).descending()] {
+                check_rows(&c, &mut ws, &data, &[rows, n], opts, IndexType::U32);
+            }
+        }
     }
     // Leading dimensions fold into rows.
     let data: Vec<i32> = (0..2 * 3 * 50).map(|_| r.random_range(-5..5)).collect();
-    check_rows(
-        &c,
-        &mut ws,
-        &data,
-        &[2, 3, 50],
-        SortOptions::default(),
-        IndexType::I64,
-    );
+    for p in RANKINGS {
+        check_rows(&c, &mut ws, &data, &[2, 3, 50], ranked(p), IndexType::I64);
+    }
 }
 
 #[test]
@@ -467,30 +494,19 @@ fn strided_inputs() {
     let Some(c) = client() else { return };
     let mut ws = Workspace::new();
     let mut r = rng(71);
-    for (rows, n) in [(6, 300), (3, 5000)] {
+    for ((rows, n), p) in [(6, 300), (3, 5000)]
+        .into_iter()
+        .flat_map(|s| RANKINGS.map(|p| (s, p)))
+    {
         // A transposed [n, rows] buffer: rows are columns of the buffer (stride `rows`).
         let buf: Vec<f32> = (0..rows * n).map(|_| r.random_range(-4.0..4.0)).collect();
         let t = upload(&c, &buf, &[n, rows]).transpose(0, 1);
         let data = gather_view(&buf, &t.shape, &t.strides, t.offset);
-        check_view(
-            &c,
-            &mut ws,
-            &t,
-            &data,
-            SortOptions::default(),
-            IndexType::U32,
-        );
+        check_view(&c, &mut ws, &t, &data, ranked(p), IndexType::U32);
         // A narrowed view with an offset.
         let v = upload(&c, &buf, &[rows, n]).narrow(1, 3, n - 5);
         let data = gather_view(&buf, &v.shape, &v.strides, v.offset);
-        check_view(
-            &c,
-            &mut ws,
-            &v,
-            &data,
-            SortOptions::default(),
-            IndexType::U32,
-        );
+        check_view(&c, &mut ws, &v, &data, ranked(p), IndexType::U32);
     }
 }
 

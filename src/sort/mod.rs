@@ -13,6 +13,10 @@
 //!   that ranks each tile in the cube. Every pass is a plain kernel: nothing waits on another
 //!   cube, so no runtime can hang, and the work per unit is bounded whatever the length.
 //!
+//! Tiles are ranked by plane ballots where the runtime has plane operations (eight ballots per
+//! key find the lanes with the same digit; per-plane digit counters and one cube scan give the
+//! ranks), else by 1- or 2-bit splits over shared-memory cube scans.
+//!
 //! Top-k of rows that fit one cube selects: per row, one cube finds the k-th key by radix
 //! selection on the ordered key bits (a shared-memory digit histogram per 8-bit digit, most
 //! significant first), keeps the keys before it and the first ties in row order, and sorts
@@ -155,8 +159,21 @@ pub fn sort_workspace_bytes<R: Runtime>(
     if rows * n == 0 {
         return Ok(0);
     }
-    let plan = SortPlan::new(client, rows, n, key, payload.kind(), len_on_device, opts)?;
-    Ok(plan.workspace_bytes())
+    Ok(sort_plan(client, shape, key, payload, len_on_device, opts)?.workspace_bytes())
+}
+
+/// The plan of a sort of a tensor of `shape` (arguments as [`sort_workspace_bytes`]): route,
+/// tile and ranking (`cfg.plane_ops`: ranked by plane ballots), for tests and benchmarks.
+pub fn sort_plan<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    key: DType,
+    payload: Payload,
+    len_on_device: bool,
+    opts: SortOptions,
+) -> Result<SortPlan> {
+    let (rows, n) = rows_of(shape)?;
+    SortPlan::new(client, rows, n, key, payload.kind(), len_on_device, opts)
 }
 
 /// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).

@@ -6,7 +6,7 @@ use crate::workspace::workspace_bytes;
 use crate::{DType, Error, Result};
 use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
-use cubeprim_kernels::cube::{radix_slots, RadixConfig, DIGIT_BITS};
+use cubeprim_kernels::cube::{match_counter_slots, radix_slots, RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::radix_histogram::RADIX;
 
 /// Tiles of the in-cube row sort, smallest first: (units, keys per unit).
@@ -101,6 +101,30 @@ pub fn plane_ops<R: Runtime>(client: &ComputeClient<R>, p: PlaneOps) -> bool {
     }
 }
 
+/// A radix tile of `threads` units of `items` keys on this client. With `plane_ops`, tiles are
+/// ranked by plane ballots, which read at most four 32-bit ballot words: plane widths must be
+/// powers of two up to 128 (else no plane operations are used).
+fn radix_config<R: Runtime>(
+    client: &ComputeClient<R>,
+    (threads, items): (u32, u32),
+    plane_ops: bool,
+    wide_counts: bool,
+) -> RadixConfig {
+    let hw = &client.properties().hardware;
+    let plane_max = hw.plane_size_max.max(1);
+    let plane_min = hw.plane_size_min.clamp(1, plane_max);
+    let widths_ok = plane_max <= 128 && plane_max.is_power_of_two() && plane_min.is_power_of_two();
+    RadixConfig {
+        threads,
+        items,
+        plane_ops: plane_ops && widths_ok,
+        wide_counts,
+        plane_min,
+        plane_max,
+        plane_sync: client.features().plane.contains(Plane::Sync),
+    }
+}
+
 impl SortPlan {
     /// `rows` rows of `n` keys (`n` is the capacity for a device-resident length, which forces
     /// the device-wide route).
@@ -136,26 +160,27 @@ impl SortPlan {
         let ks = key.size();
         let vs = values.pass_bytes();
         let wide_counts = crate::supports_dtype(client, DType::U64);
-        let cfg_of = |(threads, items): (u32, u32)| RadixConfig {
-            threads,
-            items,
-            plane_ops,
-            wide_counts,
+        let cfg_of = |tile: (u32, u32)| radix_config(client, tile, plane_ops, wide_counts);
+        // Shared bytes of the ranking: the ballot ranking's counters and scan scratch, or the
+        // split ranking's exchange buffer and scan scratch (u32, or u64 for wide counts).
+        let rank_bytes = |c: RadixConfig| {
+            if c.plane_ops {
+                4 * match_counter_slots(&c) + 8 * c.threads as usize
+            } else {
+                4 * radix_slots(c.tile_len()) + 24 * c.threads as usize
+            }
         };
-        // Shared bytes: keys, values, exchange, cube-scan scratch, digit tables, slack.
+        // Shared bytes: keys, values, ranking, digit tables, slack.
         let row_bytes = |c: RadixConfig| {
             let idx = if matches!(values, ValueKind::None) {
                 0
             } else {
                 4
             };
-            radix_slots(c.tile_len()) * (ks + idx + 4) + 24 * c.threads as usize + 256
+            radix_slots(c.tile_len()) * (ks + idx) + rank_bytes(c) + 256
         };
         let dev_bytes = |c: RadixConfig| {
-            radix_slots(c.tile_len()) * (ks + vs + 4)
-                + 24 * c.threads as usize
-                + 8 * RADIX as usize
-                + 256
+            radix_slots(c.tile_len()) * (ks + vs) + rank_bytes(c) + 8 * RADIX as usize + 256
         };
         let row_tile = ROW_TILES
             .iter()
@@ -186,6 +211,7 @@ impl SortPlan {
                     ..cfg_of((t.threads, t.items))
                 };
                 if c.threads < min_threads
+                    || (c.plane_ops && !c.threads.is_multiple_of(c.plane_max))
                     || c.threads > 1024
                     || c.items == 0
                     || dev_bytes(c) > shared
@@ -306,12 +332,7 @@ impl SelectPlan {
         let wide_counts = crate::supports_dtype(client, DType::U64);
         let ks = key.size();
         ROW_TILES.iter().find_map(|&(threads, items)| {
-            let cfg = RadixConfig {
-                threads,
-                items,
-                plane_ops,
-                wide_counts,
-            };
+            let cfg = radix_config(client, (threads, items), plane_ops, wide_counts);
             if threads < min_threads || (cfg.tile_len() as usize) < n {
                 return None;
             }

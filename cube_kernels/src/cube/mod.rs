@@ -7,12 +7,15 @@
 //! - [`staged_tile_scan`]: the same tile scanned in shared memory (striped load into a staging
 //!   buffer, blocked per-unit folds there, one cube scan), for look-back tiles;
 //! - [`radix_rank`]: stable ranking of a tile by a radix digit (1-bit splits over cube scans).
+//! - [`radix_rank_match`]: the same by an 8-bit digit with plane ballots (runtimes with
+//!   plane operations).
 //! - [`tile_reduction`]: the combination of one tile (unit folds + one cube-wide scan);
 //! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan.
 
 mod config;
 mod cube_scan;
 mod radix_rank;
+mod radix_rank_match;
 mod segmented_scan;
 mod staged_tile_scan;
 mod tile_reduction;
@@ -21,6 +24,7 @@ mod tile_scan;
 pub use config::TileConfig;
 pub use cube_scan::{cube_exclusive_scan, CubeScan};
 pub use radix_rank::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
+pub use radix_rank_match::{match_counter_slots, tile_rank_match, warp_striped_pos};
 pub use segmented_scan::{combine_runs, cube_exclusive_segmented_scan};
 pub use staged_tile_scan::{load_tile_staged, tile_aggregate_staged, write_tile_staged};
 pub use tile_reduction::tile_reduce;

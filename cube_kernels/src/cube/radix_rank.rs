@@ -22,11 +22,23 @@ pub struct RadixConfig {
     pub threads: u32,
     /// Keys per unit; a tile holds `threads * items` keys.
     pub items: u32,
-    /// Use plane (subgroup) operations in the cube-wide scans.
+    /// Use plane (subgroup) operations: tiles are ranked by plane ballots
+    /// ([`tile_rank_match`](super::tile_rank_match)) where a kernel has that path, and cube
+    /// scans use planes. Without, tiles are ranked by splits ([`tile_sort_by_digit`]) over
+    /// shared-memory scans.
     pub plane_ops: bool,
     /// Split two bits per cube scan, with four 16-bit counters packed in a `u64` (runtimes
     /// with 64-bit integers); else one bit per scan with `u32` counters.
     pub wide_counts: bool,
+    /// Smallest and largest plane width the runtime may launch (powers of two, `plane_max`
+    /// at most 128): the ballot ranking sizes its counters for `threads / plane_min` planes
+    /// and reads `plane_max / 32` words of each ballot.
+    pub plane_min: u32,
+    pub plane_max: u32,
+    /// The runtime has plane barriers (`sync_plane`; not WGSL): the ballot ranking orders its
+    /// counter updates with one per chunk of keys. Without, it relies on the plane running its
+    /// lanes in step, as every subgroup of a WGSL runtime does in uniform control flow.
+    pub plane_sync: bool,
 }
 
 impl RadixConfig {
@@ -50,7 +62,7 @@ pub fn radix_slots(tile: u32) -> usize {
 
 /// A count as a scan item (no index).
 #[cube]
-fn count_item<A: Numeric>(value: A) -> Item<A> {
+pub(crate) fn count_item<A: Numeric>(value: A) -> Item<A> {
     Item::<A> { value, index: 0u32 }
 }
 

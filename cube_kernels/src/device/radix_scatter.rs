@@ -1,9 +1,14 @@
 //! Last pass of one radix-sort digit: each cube ranks its tile stably by the digit and writes
 //! every key (and value) to its place, `first position of (digit, tile)` + `rank in the tile
-//! among keys of that digit`.
+//! among keys of that digit`. The tile is ranked by plane ballots
+//! ([`tile_rank_match`]) where the runtime has plane operations, else by bit splits
+//! ([`tile_sort_by_digit`]).
 
 use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
-use crate::cube::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
+use crate::cube::{
+    match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
+    warp_striped_pos, RadixConfig, DIGIT_BITS,
+};
 use crate::ops::radix_digit;
 use cubecl::prelude::*;
 
@@ -47,111 +52,278 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
     #[comptime] values: RadixValues,
     #[comptime] write_keys: bool,
 ) {
-    let t = UNIT_POS;
     let tile_id = CUBE_POS as u32;
-    let threads = comptime![cfg.threads];
-    let items = comptime![cfg.items];
     let tile_len = comptime![cfg.tile_len()];
-    let slots = comptime![radix_slots(cfg.tile_len())];
-    let has_values = comptime![values != RadixValues::None];
-    let digit_rounds = comptime![RADIX.div_ceil(cfg.threads)];
     let row = tile_id / tiles_per_row;
     let tile = tile_id % tiles_per_row;
     let len = radix_row_len(n, count, device_len);
     let start = tile * tile_len;
     // Uniform per cube: a whole cube leaves or stays.
     if tile_id < num_tiles && start < len {
+        let t = UNIT_POS;
+        let threads = comptime![cfg.threads];
         let valid = select(len - start < tile_len, len - start, tile_len);
-        let mask = (1u32 << bits) - 1u32;
-        let mut keys_sh = SharedMemory::<T>::new(slots);
-        let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
-        let mut xch = SharedMemory::<u32>::new(slots);
-        let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
-        let mut scan_i = SharedMemory::<u32>::new(1usize);
-        let mut starts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
-        let mut firsts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
-
         let base = radix_row_base(row, n, layout, strided);
         let vbase = row as usize * n as usize;
-        #[unroll]
-        for k in 0..items {
-            let j = k * threads + t;
-            let i = start + j;
-            if j < valid {
-                keys_sh[radix_slot(j)] = keys_in[base + i as usize * in_stride as usize];
-                if comptime![values == RadixValues::Load] {
-                    vals_sh[radix_slot(j)] = values_in[vbase + i as usize];
-                }
-                if comptime![values == RadixValues::Iota] {
-                    vals_sh[radix_slot(j)] = VI::cast_from(i);
-                }
-            }
-        }
+        let mut starts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
+        let mut firsts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
         let obase = row as usize * (RADIX * tiles_per_row) as usize + tile as usize;
         #[unroll]
-        for k in 0..digit_rounds {
+        for k in 0..comptime![RADIX.div_ceil(cfg.threads)] {
             let d = k * threads + t;
             if d < RADIX {
                 firsts[d as usize] = offsets[obase + (d * tiles_per_row) as usize];
             }
         }
-        sync_cube();
-
-        let mut packed = Array::<u32>::new(comptime![cfg.items as usize]);
-        #[unroll]
-        for i in 0..items {
-            let j = t * items + i;
-            let mut d = mask;
-            if j < valid {
-                d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
-            }
-            packed[i as usize] = d | (j << DIGIT_BITS);
+        if comptime![cfg.plane_ops] {
+            scatter_ranked_match::<T, VI, VO>(
+                keys_in,
+                values_in,
+                keys_out,
+                values_out,
+                base,
+                vbase,
+                start,
+                valid,
+                in_stride,
+                shift,
+                bits,
+                flip,
+                &mut starts,
+                &firsts,
+                row as usize * out_cols as usize,
+                out_cols,
+                cfg,
+                values,
+                write_keys,
+            );
+        } else {
+            scatter_ranked_split::<T, VI, VO>(
+                keys_in,
+                values_in,
+                keys_out,
+                values_out,
+                base,
+                vbase,
+                start,
+                valid,
+                in_stride,
+                shift,
+                bits,
+                flip,
+                &mut starts,
+                &firsts,
+                row as usize * out_cols as usize,
+                out_cols,
+                cfg,
+                values,
+                write_keys,
+            );
         }
-        tile_sort_by_digit(
-            &mut packed,
-            &mut xch,
-            &mut scan_v,
-            &mut scan_i,
-            bits,
-            threads,
-            items,
-            comptime![cfg.plane_ops],
-            comptime![cfg.wide_counts],
-        );
+    }
+}
 
-        // Where each digit's run starts in the sorted tile.
-        let low = (1u32 << DIGIT_BITS) - 1u32;
-        #[unroll]
-        for k in 0..items {
-            let j = k * threads + t;
-            if j < valid {
-                let d = xch[radix_slot(j)] & low;
-                // The entry before `j` (itself at `j == 0`, where no run can continue).
-                let prev = xch[radix_slot(j - u32::cast_from(j > 0u32))] & low;
-                if j == 0u32 || prev != d {
-                    starts[d as usize] = j;
+/// Ranks by plane ballots: keys are read warp-striped into registers, ranked, placed in shared
+/// memory in tile order, and written out striped (each digit's run to its first position).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn scatter_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
+    keys_in: &Array<T>,
+    values_in: &Array<VI>,
+    keys_out: &mut Array<T>,
+    values_out: &mut Array<VO>,
+    base: usize,
+    vbase: usize,
+    start: u32,
+    valid: u32,
+    in_stride: u32,
+    shift: u32,
+    bits: u32,
+    flip: u32,
+    starts: &mut SharedMemory<u32>,
+    firsts: &SharedMemory<u32>,
+    out_row: usize,
+    out_cols: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] values: RadixValues,
+    #[comptime] write_keys: bool,
+) {
+    let t = UNIT_POS;
+    let threads = comptime![cfg.threads];
+    let items = comptime![cfg.items];
+    let slots = comptime![radix_slots(cfg.tile_len())];
+    let has_values = comptime![values != RadixValues::None];
+    let mask = (1u32 << bits) - 1u32;
+    let mut keys_sh = SharedMemory::<T>::new(slots);
+    let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
+    let mut counters = SharedMemory::<u32>::new(comptime![match_counter_slots(&cfg)]);
+    let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+    let mut scan_i = SharedMemory::<u32>::new(1usize);
+    let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
+    let mut digits = Array::<u32>::new(comptime![cfg.items as usize]);
+    let mut ranks = Array::<u32>::new(comptime![cfg.items as usize]);
+    #[unroll]
+    for i in 0..items {
+        let j = warp_striped_pos(i, items);
+        let mut d = mask;
+        if j < valid {
+            let key = keys_in[base + (start + j) as usize * in_stride as usize];
+            keys[i as usize] = key;
+            d = radix_digit::<T>(key, shift, mask, flip);
+        }
+        digits[i as usize] = d;
+    }
+    tile_rank_match(
+        &digits,
+        &mut ranks,
+        &mut counters,
+        starts,
+        &mut scan_v,
+        &mut scan_i,
+        cfg,
+        true,
+    );
+    #[unroll]
+    for i in 0..items {
+        let j = warp_striped_pos(i, items);
+        if j < valid {
+            let at = radix_slot(ranks[i as usize]);
+            keys_sh[at] = keys[i as usize];
+            if comptime![values == RadixValues::Load] {
+                vals_sh[at] = values_in[vbase + (start + j) as usize];
+            }
+            if comptime![values == RadixValues::Iota] {
+                vals_sh[at] = VI::cast_from(start + j);
+            }
+        }
+    }
+    sync_cube();
+    #[unroll]
+    for k in 0..items {
+        let j = k * threads + t;
+        if j < valid {
+            let at = radix_slot(j);
+            let key = keys_sh[at];
+            let d = radix_digit::<T>(key, shift, mask, flip) as usize;
+            let dst = firsts[d] + j - starts[d];
+            if dst < out_cols {
+                let o = out_row + dst as usize;
+                if comptime![write_keys] {
+                    keys_out[o] = key;
+                }
+                if comptime![has_values] {
+                    values_out[o] = VO::cast_from(vals_sh[at]);
                 }
             }
         }
-        sync_cube();
+    }
+}
 
-        let out_row = row as usize * out_cols as usize;
-        #[unroll]
-        for k in 0..items {
-            let j = k * threads + t;
-            if j < valid {
-                let p = xch[radix_slot(j)];
-                let d = p & low;
-                let src = radix_slot(p >> DIGIT_BITS);
-                let dst = firsts[d as usize] + j - starts[d as usize];
-                if dst < out_cols {
-                    let o = out_row + dst as usize;
-                    if comptime![write_keys] {
-                        keys_out[o] = keys_sh[src];
-                    }
-                    if comptime![has_values] {
-                        values_out[o] = VO::cast_from(vals_sh[src]);
-                    }
+/// Ranks by bit splits: keys (and values) are staged striped in shared memory, their packed
+/// digits sorted in the exchange buffer, and written out through it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn scatter_ranked_split<T: Numeric, VI: Numeric, VO: Numeric>(
+    keys_in: &Array<T>,
+    values_in: &Array<VI>,
+    keys_out: &mut Array<T>,
+    values_out: &mut Array<VO>,
+    base: usize,
+    vbase: usize,
+    start: u32,
+    valid: u32,
+    in_stride: u32,
+    shift: u32,
+    bits: u32,
+    flip: u32,
+    starts: &mut SharedMemory<u32>,
+    firsts: &SharedMemory<u32>,
+    out_row: usize,
+    out_cols: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] values: RadixValues,
+    #[comptime] write_keys: bool,
+) {
+    let t = UNIT_POS;
+    let threads = comptime![cfg.threads];
+    let items = comptime![cfg.items];
+    let slots = comptime![radix_slots(cfg.tile_len())];
+    let has_values = comptime![values != RadixValues::None];
+    let mask = (1u32 << bits) - 1u32;
+    let mut keys_sh = SharedMemory::<T>::new(slots);
+    let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
+    let mut xch = SharedMemory::<u32>::new(slots);
+    let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+    let mut scan_i = SharedMemory::<u32>::new(1usize);
+    #[unroll]
+    for k in 0..items {
+        let j = k * threads + t;
+        let i = start + j;
+        if j < valid {
+            keys_sh[radix_slot(j)] = keys_in[base + i as usize * in_stride as usize];
+            if comptime![values == RadixValues::Load] {
+                vals_sh[radix_slot(j)] = values_in[vbase + i as usize];
+            }
+            if comptime![values == RadixValues::Iota] {
+                vals_sh[radix_slot(j)] = VI::cast_from(i);
+            }
+        }
+    }
+    sync_cube();
+
+    let mut packed = Array::<u32>::new(comptime![cfg.items as usize]);
+    #[unroll]
+    for i in 0..items {
+        let j = t * items + i;
+        let mut d = mask;
+        if j < valid {
+            d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
+        }
+        packed[i as usize] = d | (j << DIGIT_BITS);
+    }
+    tile_sort_by_digit(
+        &mut packed,
+        &mut xch,
+        &mut scan_v,
+        &mut scan_i,
+        bits,
+        threads,
+        items,
+        comptime![cfg.plane_ops],
+        comptime![cfg.wide_counts],
+    );
+
+    // Where each digit's run starts in the sorted tile.
+    let low = (1u32 << DIGIT_BITS) - 1u32;
+    #[unroll]
+    for k in 0..items {
+        let j = k * threads + t;
+        if j < valid {
+            let d = xch[radix_slot(j)] & low;
+            // The entry before `j` (itself at `j == 0`, where no run can continue).
+            let prev = xch[radix_slot(j - u32::cast_from(j > 0u32))] & low;
+            if j == 0u32 || prev != d {
+                starts[d as usize] = j;
+            }
+        }
+    }
+    sync_cube();
+
+    #[unroll]
+    for k in 0..items {
+        let j = k * threads + t;
+        if j < valid {
+            let p = xch[radix_slot(j)];
+            let d = p & low;
+            let src = radix_slot(p >> DIGIT_BITS);
+            let dst = firsts[d as usize] + j - starts[d as usize];
+            if dst < out_cols {
+                let o = out_row + dst as usize;
+                if comptime![write_keys] {
+                    keys_out[o] = keys_sh[src];
+                }
+                if comptime![has_values] {
+                    values_out[o] = VO::cast_from(vals_sh[src]);
                 }
             }
         }

@@ -1,8 +1,13 @@
 //! Rows that fit one tile, sorted inside one cube each (shared-memory LSD radix sort): one
-//! launch sorts any number of rows, whatever their count.
+//! launch sorts any number of rows, whatever their count. Each digit pass ranks the tile by
+//! plane ballots ([`tile_rank_match`]) where the runtime has plane operations, else by bit
+//! splits ([`tile_sort_by_digit`]).
 
 use super::row_offsets;
-use crate::cube::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
+use crate::cube::{
+    match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
+    warp_striped_pos, RadixConfig, DIGIT_BITS,
+};
 use crate::ops::radix_digit;
 use cubecl::prelude::*;
 
@@ -37,9 +42,6 @@ pub fn radix_sort_rows<T: Numeric, X: Numeric>(
     if row < rows {
         let mut keys_sh = SharedMemory::<T>::new(slots);
         let mut vals_sh = SharedMemory::<u32>::new(comptime![if indexed { slots } else { 1 }]);
-        let mut xch = SharedMemory::<u32>::new(slots);
-        let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
-        let mut scan_i = SharedMemory::<u32>::new(1usize);
         let (base, _) = row_offsets(row, layout);
         #[unroll]
         for k in 0..items {
@@ -53,53 +55,31 @@ pub fn radix_sort_rows<T: Numeric, X: Numeric>(
         }
         sync_cube();
 
-        let mut packed = Array::<u32>::new(comptime![cfg.items as usize]);
-        let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
-        let mut vals = Array::<u32>::new(comptime![if indexed { cfg.items as usize } else { 1 }]);
         let passes = (end_bit - begin_bit).div_ceil(DIGIT_BITS);
-        for p in 0..passes {
-            let shift = begin_bit + p * DIGIT_BITS;
-            let bits = select(end_bit - shift < DIGIT_BITS, end_bit - shift, DIGIT_BITS);
-            let mask = (1u32 << bits) - 1u32;
-            #[unroll]
-            for i in 0..items {
-                let j = t * items + i;
-                let mut d = mask;
-                if j < n {
-                    d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
-                }
-                packed[i as usize] = d | (j << DIGIT_BITS);
-            }
-            tile_sort_by_digit(
-                &mut packed,
-                &mut xch,
-                &mut scan_v,
-                &mut scan_i,
-                bits,
-                threads,
-                items,
-                comptime![cfg.plane_ops],
-                comptime![cfg.wide_counts],
+        if comptime![cfg.plane_ops] {
+            sort_passes_match::<T>(
+                &mut keys_sh,
+                &mut vals_sh,
+                n,
+                passes,
+                begin_bit,
+                end_bit,
+                flip,
+                cfg,
+                indexed,
             );
-            // Permute the keys (and positions) into the pass's order.
-            #[unroll]
-            for i in 0..items {
-                let src = radix_slot(packed[i as usize] >> DIGIT_BITS);
-                keys[i as usize] = keys_sh[src];
-                if comptime![indexed] {
-                    vals[i as usize] = vals_sh[src];
-                }
-            }
-            sync_cube();
-            #[unroll]
-            for i in 0..items {
-                let dst = radix_slot(t * items + i);
-                keys_sh[dst] = keys[i as usize];
-                if comptime![indexed] {
-                    vals_sh[dst] = vals[i as usize];
-                }
-            }
-            sync_cube();
+        } else {
+            sort_passes_split::<T>(
+                &mut keys_sh,
+                &mut vals_sh,
+                n,
+                passes,
+                begin_bit,
+                end_bit,
+                flip,
+                cfg,
+                indexed,
+            );
         }
 
         let out_row = row as usize * out_cols as usize;
@@ -116,5 +96,141 @@ pub fn radix_sort_rows<T: Numeric, X: Numeric>(
                 }
             }
         }
+    }
+}
+
+/// Digit passes ranked by plane ballots: each unit reads its keys warp-striped, ranks them,
+/// and writes them (and their positions) back at their ranks.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn sort_passes_match<T: Numeric>(
+    keys_sh: &mut SharedMemory<T>,
+    vals_sh: &mut SharedMemory<u32>,
+    n: u32,
+    passes: u32,
+    begin_bit: u32,
+    end_bit: u32,
+    flip: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] indexed: bool,
+) {
+    let items = comptime![cfg.items];
+    let mut counters = SharedMemory::<u32>::new(comptime![match_counter_slots(&cfg)]);
+    let mut starts = SharedMemory::<u32>::new(1usize);
+    let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+    let mut scan_i = SharedMemory::<u32>::new(1usize);
+    let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
+    let mut vals = Array::<u32>::new(comptime![if indexed { cfg.items as usize } else { 1 }]);
+    let mut digits = Array::<u32>::new(comptime![cfg.items as usize]);
+    let mut ranks = Array::<u32>::new(comptime![cfg.items as usize]);
+    for p in 0..passes {
+        let shift = begin_bit + p * DIGIT_BITS;
+        let bits = select(end_bit - shift < DIGIT_BITS, end_bit - shift, DIGIT_BITS);
+        let mask = (1u32 << bits) - 1u32;
+        #[unroll]
+        for i in 0..items {
+            let j = warp_striped_pos(i, items);
+            let at = radix_slot(j);
+            keys[i as usize] = keys_sh[at];
+            if comptime![indexed] {
+                vals[i as usize] = vals_sh[at];
+            }
+            let mut d = mask;
+            if j < n {
+                d = radix_digit::<T>(keys[i as usize], shift, mask, flip);
+            }
+            digits[i as usize] = d;
+        }
+        // Every unit has read its keys once this returns.
+        tile_rank_match(
+            &digits,
+            &mut ranks,
+            &mut counters,
+            &mut starts,
+            &mut scan_v,
+            &mut scan_i,
+            cfg,
+            false,
+        );
+        #[unroll]
+        for i in 0..items {
+            let at = radix_slot(ranks[i as usize]);
+            keys_sh[at] = keys[i as usize];
+            if comptime![indexed] {
+                vals_sh[at] = vals[i as usize];
+            }
+        }
+        sync_cube();
+    }
+}
+
+/// Digit passes ranked by bit splits: packed digits sorted in the exchange buffer, keys and
+/// positions permuted through it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn sort_passes_split<T: Numeric>(
+    keys_sh: &mut SharedMemory<T>,
+    vals_sh: &mut SharedMemory<u32>,
+    n: u32,
+    passes: u32,
+    begin_bit: u32,
+    end_bit: u32,
+    flip: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] indexed: bool,
+) {
+    let t = UNIT_POS;
+    let threads = comptime![cfg.threads];
+    let items = comptime![cfg.items];
+    let slots = comptime![radix_slots(cfg.tile_len())];
+    let mut xch = SharedMemory::<u32>::new(slots);
+    let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+    let mut scan_i = SharedMemory::<u32>::new(1usize);
+    let mut packed = Array::<u32>::new(comptime![cfg.items as usize]);
+    let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
+    let mut vals = Array::<u32>::new(comptime![if indexed { cfg.items as usize } else { 1 }]);
+    for p in 0..passes {
+        let shift = begin_bit + p * DIGIT_BITS;
+        let bits = select(end_bit - shift < DIGIT_BITS, end_bit - shift, DIGIT_BITS);
+        let mask = (1u32 << bits) - 1u32;
+        #[unroll]
+        for i in 0..items {
+            let j = t * items + i;
+            let mut d = mask;
+            if j < n {
+                d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
+            }
+            packed[i as usize] = d | (j << DIGIT_BITS);
+        }
+        tile_sort_by_digit(
+            &mut packed,
+            &mut xch,
+            &mut scan_v,
+            &mut scan_i,
+            bits,
+            threads,
+            items,
+            comptime![cfg.plane_ops],
+            comptime![cfg.wide_counts],
+        );
+        // Permute the keys (and positions) into the pass's order.
+        #[unroll]
+        for i in 0..items {
+            let src = radix_slot(packed[i as usize] >> DIGIT_BITS);
+            keys[i as usize] = keys_sh[src];
+            if comptime![indexed] {
+                vals[i as usize] = vals_sh[src];
+            }
+        }
+        sync_cube();
+        #[unroll]
+        for i in 0..items {
+            let dst = radix_slot(t * items + i);
+            keys_sh[dst] = keys[i as usize];
+            if comptime![indexed] {
+                vals_sh[dst] = vals[i as usize];
+            }
+        }
+        sync_cube();
     }
 }

@@ -1,0 +1,193 @@
+//! Stable ranking of a tile by an 8-bit digit with plane ballots (CUB's `BlockRadixRankMatch`).
+//!
+//! Keys are warp-striped: plane `w` holds the contiguous run `[w * PLANE_DIM * items, ..)` of
+//! the tile, its `i`-th chunk of `PLANE_DIM` keys at `(w * items + i) * PLANE_DIM + lane`
+//! ([`warp_striped_pos`]). The chunks of a plane are ranked in order: eight ballots (one per
+//! digit bit) give each key the lanes holding the same digit; its rank in the plane is the
+//! plane's running count of that digit plus the matching lanes below it. The lowest matching
+//! lane reads and bumps the count (one counter of 256 per plane, in shared memory) and hands
+//! the old value to the others by a shuffle. An exclusive scan of the counters in digit-major
+//! order (digit, then plane) turns them into each (digit, plane)'s first rank in the tile.
+//! Ranks are stable: planes cover increasing runs and each plane walks its chunks in order.
+//!
+//! Every plane must be full (`threads` a multiple of the plane width) and every unit must call
+//! it in uniform control flow (the ballots and shuffles see the whole plane). The ballot words
+//! past the first come from runtimes whose ballot fills them (WGSL's `subgroupBallot`);
+//! cubecl 0.10's HIP dialect keeps only the low 32 bits, so 64-lane HIP planes would need it
+//! fixed there first (cubeprim has no HIP runtime).
+
+use super::radix_rank::count_item;
+use super::{cube_exclusive_scan, radix_slot, radix_slots, RadixConfig};
+use crate::ops::Add;
+use cubecl::prelude::*;
+
+/// Digits of the 8-bit radix.
+const RADIX: u32 = 256;
+
+/// Tile position of a unit's `i`-th key in the warp-striped arrangement.
+#[cube]
+pub fn warp_striped_pos(i: u32, #[comptime] items: u32) -> u32 {
+    (UNIT_POS / PLANE_DIM * items + i) * PLANE_DIM + UNIT_POS_PLANE
+}
+
+/// Bits of ballot word `k` that belong to lanes of the plane (`PLANE_DIM` lanes).
+#[cube]
+fn lanes_in_word(k: u32) -> u32 {
+    let first = 32u32 * k;
+    let mut m = 0u32;
+    if PLANE_DIM >= first + 32u32 {
+        m = 0xffff_ffffu32;
+    } else if PLANE_DIM > first {
+        m = (1u32 << (PLANE_DIM - first)) - 1u32;
+    }
+    m
+}
+
+/// Bits of ballot word `k` of the lanes below this unit's lane.
+#[cube]
+fn lanes_below_in_word(k: u32) -> u32 {
+    let first = 32u32 * k;
+    let lane = UNIT_POS_PLANE;
+    let mut m = 0u32;
+    if lane >= first + 32u32 {
+        m = 0xffff_ffffu32;
+    } else if lane > first {
+        m = (1u32 << (lane - first)) - 1u32;
+    }
+    m
+}
+
+/// Shared-memory counters of [`tile_rank_match`]: 256 per plane, for the most planes a cube of
+/// `cfg.threads` units can have (`threads / plane_min`), padded like [`radix_slot`].
+pub fn match_counter_slots(cfg: &RadixConfig) -> usize {
+    radix_slots(RADIX * (cfg.threads / cfg.plane_min.max(1)).max(1))
+}
+
+/// Ranks the tile by digit, stably (tiles of at most 2^24 keys). `digits`: the unit's `items`
+/// digits (< 256), warp-striped (digit `i` is the key at [`warp_striped_pos`]`(i)`); `ranks`:
+/// on return, each key's position in the tile sorted by digit. With `write_starts`, `starts[d]` is the first rank of digit `d`
+/// (the keys of smaller digits). `counters`: [`match_counter_slots`] words; `scan_v` /
+/// `scan_i`: scratch of [`cube_exclusive_scan`]. It passes cube barriers after every unit has
+/// its digits, so shared memory the digits were read from may be overwritten on return; the
+/// caller syncs before reusing `counters` or reading `starts`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn tile_rank_match(
+    digits: &Array<u32>,
+    ranks: &mut Array<u32>,
+    counters: &mut SharedMemory<u32>,
+    starts: &mut SharedMemory<u32>,
+    scan_v: &mut SharedMemory<u32>,
+    scan_i: &mut SharedMemory<u32>,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] write_starts: bool,
+) {
+    let items = comptime![cfg.items];
+    let words = comptime![cfg.plane_max.div_ceil(32).clamp(1, 4)];
+    let plane = UNIT_POS / PLANE_DIM;
+    let planes = CUBE_DIM / PLANE_DIM;
+    // Each unit owns `256 / PLANE_DIM` consecutive counters (digit-major) for the zeroing and
+    // the scan.
+    let per = RADIX / PLANE_DIM;
+    let own = UNIT_POS * per;
+    for k in 0..per {
+        counters[radix_slot(own + k)] = 0u32;
+    }
+    sync_cube();
+
+    // Per ballot word: the plane's lanes, and those below this unit's lane.
+    let mut plane_lanes = Array::<u32>::new(comptime![words as usize]);
+    let mut lanes_below = Array::<u32>::new(comptime![words as usize]);
+    #[unroll]
+    for k in 0..words {
+        plane_lanes[k as usize] = lanes_in_word(k);
+        lanes_below[k as usize] = lanes_below_in_word(k);
+    }
+    #[unroll]
+    for i in 0..items {
+        let d = digits[i as usize];
+        let mut lanes = Array::<u32>::new(comptime![words as usize]);
+        #[unroll]
+        for k in 0..words {
+            lanes[k as usize] = plane_lanes[k as usize];
+        }
+        #[unroll]
+        for b in 0..8u32 {
+            let bit = (d >> b) & 1u32;
+            let ballot = plane_ballot(bit == 1u32);
+            // All ones where the bit is 0: keep the lanes whose bit equals this unit's.
+            let other = select(bit == 1u32, 0u32, 0xffff_ffffu32);
+            #[unroll]
+            for k in 0..words {
+                lanes[k as usize] &= ballot[k as usize] ^ other;
+            }
+        }
+        let mut below = 0u32;
+        let mut count = 0u32;
+        let mut leader = 0u32;
+        let mut found = false;
+        #[unroll]
+        for k in 0..words {
+            let m = lanes[k as usize];
+            below += (m & lanes_below[k as usize]).count_ones();
+            count += m.count_ones();
+            if m != 0u32 && !found {
+                leader = 32u32 * k + m.trailing_zeros();
+                found = true;
+            }
+        }
+        let at = radix_slot(d * planes + plane);
+        let mut old = 0u32;
+        if below == 0u32 {
+            old = counters[at];
+            counters[at] = old + count;
+        }
+        let base = plane_shuffle(old, leader);
+        if comptime![cfg.plane_sync] {
+            // Orders this chunk's counter updates before the next chunk's reads (other lanes
+            // may lead the same digit next).
+            sync_plane();
+        }
+        // The digit rides above the rank in the plane (< 2^24 keys): `digits` dies here.
+        ranks[i as usize] = (base + below) | (d << 24u32);
+    }
+    sync_cube();
+
+    let mut sum = 0u32;
+    for k in 0..per {
+        sum += counters[radix_slot(own + k)];
+    }
+    let cs = cube_exclusive_scan::<u32, Add>(
+        count_item::<u32>(sum),
+        scan_v,
+        scan_i,
+        comptime![cfg.threads],
+        false,
+        true,
+    );
+    let mut run = cs.exclusive.value;
+    for k in 0..per {
+        let at = radix_slot(own + k);
+        let c = counters[at];
+        counters[at] = run;
+        run += c;
+    }
+    sync_cube();
+
+    #[unroll]
+    for i in 0..items {
+        let r = ranks[i as usize];
+        ranks[i as usize] =
+            (r & 0xff_ffffu32) + counters[radix_slot((r >> 24u32) * planes + plane)];
+    }
+    if comptime![write_starts] {
+        let rounds = comptime![RADIX.div_ceil(cfg.threads)];
+        #[unroll]
+        for r in 0..rounds {
+            let d = r * comptime![cfg.threads] + UNIT_POS;
+            if d < RADIX {
+                starts[d as usize] = counters[radix_slot(d * planes)];
+            }
+        }
+    }
+}
