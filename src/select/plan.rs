@@ -86,7 +86,7 @@ impl Pass {
         staged: bool,
         packed_flags: bool,
     ) -> Result<Self> {
-        let plane_ops = client.features().plane.contains(Plane::Ops);
+        let plane_ops = client.features().plane.contains(Plane::Ops) || force_plane_ops();
         let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
         let cfg = PassConfig {
             threads: THREADS,
@@ -124,6 +124,14 @@ impl Pass {
         let y = self.tiles.div_ceil(x).max(1);
         (CubeCount::Static(x, y, 1), x * y)
     }
+}
+
+/// `CUBEPRIM_FORCE_PLANE_OPS=1` (testing): the single-pass kernels use plane operations even
+/// where the runtime does not announce them (wgpu does not on CPU adapters, which run them:
+/// lavapipe), so that their plane variants run in CI.
+fn force_plane_ops() -> bool {
+    static FORCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCE.get_or_init(|| std::env::var("CUBEPRIM_FORCE_PLANE_OPS").as_deref() == Ok("1"))
 }
 
 /// Elements per vector of a pass over `capacity` elements of buffers of element sizes `sizes`:

@@ -10,7 +10,7 @@
 use super::lookback::{lookback_with, LookbackShared, TileCarry};
 use super::select::{pass_len, scan_shared, take_ticket, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
-use crate::cube::{combine_runs, cube_exclusive_segmented_scan, TileConfig, TileShared};
+use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{is_nan, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -114,8 +114,13 @@ fn tile_runs<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
     let vpt = comptime![cfg.vectors_per_thread];
     let first = tile * comptime![cfg.tile_vectors()] + UNIT_POS * vpt;
     let (bits, unit) = unit_runs::<K, V, A, O, N>(keys, values, first, n, vals, vpt, ones);
-    let cs =
-        cube_exclusive_segmented_scan::<A, O>(unit, &mut sh.scan_v, &mut sh.scan_i, cfg.threads);
+    let cs = cube_exclusive_segmented_scan_with::<A, O>(
+        unit,
+        &mut sh.scan_v,
+        &mut sh.scan_i,
+        cfg.threads,
+        cfg.plane_ops,
+    );
     sync_cube();
     (bits, cs.exclusive, cs.total)
 }
@@ -544,8 +549,13 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
         }
     }
     let mut sh = scan_shared::<A>(cfg.threads);
-    let cs =
-        cube_exclusive_segmented_scan::<A, O>(unit, &mut sh.scan_v, &mut sh.scan_i, cfg.threads);
+    let cs = cube_exclusive_segmented_scan_with::<A, O>(
+        unit,
+        &mut sh.scan_v,
+        &mut sh.scan_i,
+        cfg.threads,
+        cfg.plane_ops,
+    );
     sync_cube();
     let tile_total = cs.total;
     publish_aggregate::<A>(state, tile, epoch, tile_total);
