@@ -312,15 +312,20 @@ fn run_length_variants<K: Numeric, V: Numeric, A: Numeric, O: ScanOp>(name0: &st
     for ones in [false, true] {
         for vec in [1usize, 4] {
             for plane_ops in [false, true] {
-                let cfg = pass(vec, plane_ops, plane_ops, vec == 1, false, false);
+                // Staged (the tile of the H200: 4 vectors of 4 per unit) and unstaged.
+                let staged = plane_ops == (vec == 4);
+                let mut cfg = pass(vec, plane_ops, plane_ops, vec == 1, staged, false);
+                if staged {
+                    cfg.vectors_per_thread = 16 / vec as u32;
+                }
                 let run = RunConfig {
                     ones,
-                    inverse: ones,
-                    write_values: true,
+                    inverse: ones != staged,
+                    write_values: ones == staged || !ones,
                 };
                 let name = format!(
-                    "run_length_{name0}_o{}_v{vec}_p{}",
-                    ones as u8, plane_ops as u8
+                    "run_length_{name0}_o{}_v{vec}_p{}_s{}",
+                    ones as u8, plane_ops as u8, staged as u8
                 );
                 if ones {
                     compile_both(&name, || {
@@ -344,6 +349,44 @@ fn run_length_all_ops() {
     assert_eq!(run_length_variants::<f32, f16, f32, Max>("f32_f16_max"), 8);
     assert_eq!(run_length_variants::<u32, i32, i32, Min>("u32_i32_min"), 8);
     assert_eq!(run_length_variants::<f16, u32, u32, Mul>("f16_u32_mul"), 8);
+}
+
+/// `CUBEPRIM_DUMP=dir cargo test --test codegen_compact dump` writes the CUDA C++ of the
+/// run-length kernels of the H200 benchmark (unique_consecutive with counts of i32 keys,
+/// reduce_by_key of i32 keys and f32 values: staged tile of 4 vectors of 4 per unit, plane
+/// look-back, polling loads), staged and unstaged, for `nvcc --resource-usage`.
+#[test]
+fn dump() {
+    let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
+        return;
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    for staged in [true, false] {
+        let mut cfg = pass(4, true, true, false, staged, false);
+        if staged {
+            cfg.vectors_per_thread = 4;
+        }
+        let counts = RunConfig {
+            ones: true,
+            inverse: false,
+            write_values: true,
+        };
+        let name = format!("run_length_unique_counts_i32_s{}", staged as u8);
+        let (cuda, _) = compile_both(&name, || {
+            define_run_length::<i32, u32, u32, i64, i64, Add>(&name, 4, cfg, counts)
+        });
+        std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
+        let sums = RunConfig {
+            ones: false,
+            inverse: false,
+            write_values: true,
+        };
+        let name = format!("run_length_reduce_by_key_i32_f32_s{}", staged as u8);
+        let (cuda, _) = compile_both(&name, || {
+            define_run_length::<i32, f32, f32, f32, i32, Add>(&name, 4, cfg, sums)
+        });
+        std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
+    }
 }
 
 #[test]

@@ -219,3 +219,92 @@ fn device_length_and_errors() {
         Err(Error::OutputTooSmall { .. })
     ));
 }
+
+/// f32 keys of `n` whose run boundaries and NaNs sit on and around multiples of 1024 (the
+/// staged tile is 1024, 2048 or 4096 elements on the devices the tests meet, 4096 to 8192 on
+/// large GPUs): pattern 0 runs of 1024, 1023, 1025, 1, 3072, 2049, 4096, 8192 in turn; 1 all
+/// distinct with NaN at every `1024 k - 1` and `1024 k`; 2 one run over every tile but a NaN
+/// at 3072; 3 heads exactly at every `512 k`; 4 heads at every `1024 k + 1`, the others equal.
+fn boundary_keys(n: usize, pattern: usize) -> Vec<f32> {
+    let lens = [1024usize, 1023, 1025, 1, 3072, 2049, 4096, 8192];
+    let mut out = Vec::with_capacity(n);
+    let (mut key, mut left, mut li) = (0.0f32, lens[0], 0);
+    for i in 0..n {
+        let k = match pattern {
+            0 => {
+                if left == 0 {
+                    li = (li + 1) % lens.len();
+                    left = lens[li];
+                    key += 1.0;
+                }
+                left -= 1;
+                key
+            }
+            1 if i % 1024 == 1023 || (i % 1024 == 0 && i > 0) => f32::NAN,
+            1 => i as f32,
+            2 if i == 3072 => f32::NAN,
+            2 => 7.0,
+            3 => (i / 512) as f32,
+            _ => (i.saturating_sub(1) / 1024) as f32,
+        };
+        out.push(k);
+    }
+    out
+}
+
+#[test]
+fn runs_across_tile_boundaries() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let same = |a: &[f32], b: &[f32]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits())
+    };
+    for &n in &[
+        1023usize, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193, 40_960, 65_537,
+    ] {
+        for pattern in 0..5 {
+            let k = boundary_keys(n, pattern);
+            let kd = upload(&c, &k, &[n]);
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, true, true, &mut ws).unwrap();
+            let (wu, wc, wi) = cubeprim::cpu::unique_consecutive(&k);
+            let at = format!("n={n} pattern={pattern}");
+            assert!(same(&u.values.to_vec::<f32>(&c), &wu), "values {at}");
+            assert_eq!(idx(&c, u.counts.as_ref().unwrap()), wc, "counts {at}");
+            assert_eq!(idx(&c, u.inverse.as_ref().unwrap()), wi, "inverse {at}");
+            // Counts alone (the benchmarked call) and the inverse alone.
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, false, true, &mut ws).unwrap();
+            assert_eq!(idx(&c, u.counts.as_ref().unwrap()), wc, "counts only {at}");
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, true, false, &mut ws).unwrap();
+            assert!(
+                same(&u.values.to_vec::<f32>(&c), &wu),
+                "values, inverse {at}"
+            );
+            assert_eq!(
+                idx(&c, u.inverse.as_ref().unwrap()),
+                wi,
+                "inverse only {at}"
+            );
+            // reduce_by_key: exact integer sums and f32 maxima.
+            let vi: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761))
+                .collect();
+            let vf: Vec<f32> = (0..n).map(|i| ((i * 37) % 1001) as f32 - 500.0).collect();
+            let (ok, ov, count) =
+                cubeprim::reduce_by_key(&c, &kd, &upload(&c, &vi, &[n]), n, ScanOp::Sum, &mut ws)
+                    .unwrap();
+            let r = cubeprim::read_count(&c, &count);
+            let (wk, wv) = cubeprim::cpu::reduce_by_key(&k, &vi, ScanOp::Sum);
+            assert_eq!(r, wk.len(), "count {at}");
+            assert!(same(&ok.to_vec::<f32>(&c)[..r], &wk), "keys {at}");
+            assert_eq!(&ov.to_vec::<u32>(&c)[..r], &wv[..], "u32 sums {at}");
+            let (_, ov, _) =
+                cubeprim::reduce_by_key(&c, &kd, &upload(&c, &vf, &[n]), n, ScanOp::Max, &mut ws)
+                    .unwrap();
+            let (_, wv) = cubeprim::cpu::reduce_by_key(&k, &vf, ScanOp::Max);
+            assert!(same(&ov.to_vec::<f32>(&c)[..r], &wv), "f32 max {at}");
+        }
+    }
+}

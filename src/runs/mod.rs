@@ -11,12 +11,15 @@
 
 use crate::count::Len;
 use crate::dispatch::with_dtype;
-use crate::select::plan::{check_count, check_input, check_output, len_parts, Pass, THREADS};
+use crate::select::plan::{
+    check_count, check_input, check_output, len_parts, max_vpt, vector_width, Pass, THREADS,
+};
 use crate::select::{new_count, read_count};
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
 use cubecl::prelude::*;
-use cubeprim_kernels::device::run_length::{run_length, RunConfig};
+use cubeprim_kernels::device::run_length::{padded_len, run_length, RunConfig};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul};
+use std::sync::OnceLock;
 
 /// Bytes of [`Workspace`] a run-length pass over up to `capacity` keys needs (`values`: the
 /// value dtype of reduce_by_key; `None` for unique_consecutive).
@@ -27,9 +30,87 @@ pub fn runs_workspace_bytes<R: Runtime>(
     values: Option<DType>,
 ) -> Result<usize> {
     let acc = values.map(|v| v.accumulator_size()).unwrap_or(4);
-    let sizes = [keys.size(), values.map(|v| v.size()).unwrap_or(1)];
-    let pass = Pass::new(client, capacity, &sizes, false, acc, true, 0, false)?;
+    // The most staged outputs give the smallest tile, so the most tiles and the most state.
+    let run = RunConfig {
+        ones: values.is_none(),
+        inverse: true,
+        write_values: true,
+    };
+    let pass = plan(
+        client,
+        capacity,
+        keys.size(),
+        values.map(|v| v.size()),
+        acc,
+        false,
+        run,
+    )?;
     Ok(crate::workspace_bytes(pass.state_bytes, 0))
+}
+
+/// Shared memory the staged run-length tile may take (with the look-back's and the scan's
+/// shared memory under the device's limit).
+const STAGE_BUDGET: usize = 64 * 1024;
+
+/// `CUBEPRIM_RUNS_VPT=v` (tuning): `v` vectors per unit, staged while it fits; `0`: the
+/// unstaged kernel. Unset: the largest staged tile of at most [`STAGE_BUDGET`] bytes.
+fn vpt_override() -> Option<u32> {
+    static VPT: OnceLock<Option<u32>> = OnceLock::new();
+    *VPT.get_or_init(|| {
+        std::env::var("CUBEPRIM_RUNS_VPT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+    })
+}
+
+/// The run-length pass: the tile staged in shared memory when it fits (keys in / unique keys
+/// out; values in / folds out; run indices; each padded), else unstaged.
+#[allow(clippy::too_many_arguments)]
+fn plan<R: Runtime>(
+    client: &ComputeClient<R>,
+    cap: usize,
+    key_size: usize,
+    value_size: Option<usize>,
+    acc_size: usize,
+    device_len: bool,
+    run: RunConfig,
+) -> Result<Pass> {
+    let sizes = [key_size, value_size.unwrap_or(1)];
+    let vec = vector_width(cap, &sizes);
+    let top = max_vpt(vec);
+    let folds = if run.write_values || !run.ones {
+        acc_size
+    } else {
+        0
+    };
+    let inverse = if run.inverse { 4 } else { 0 };
+    let stage = |vpt: u32| {
+        let te = (THREADS * vpt) as usize * vec;
+        padded_len(te) * (key_size + folds + inverse)
+    };
+    let shared_limit = client.properties().hardware.max_shared_memory_size;
+    let budget = STAGE_BUDGET.min(shared_limit.saturating_sub(12 * 1024));
+    let (vpt, staged) = match vpt_override() {
+        Some(0) => (top, false),
+        Some(v) => {
+            let v = v.clamp(1, top).next_power_of_two().min(top);
+            (v, stage(v) <= shared_limit.saturating_sub(12 * 1024))
+        }
+        None => {
+            let mut v = top;
+            while v > 1 && stage(v) > budget {
+                v /= 2;
+            }
+            if stage(v) <= budget {
+                (v, true)
+            } else {
+                (top, false)
+            }
+        }
+    };
+    Pass::with_tile(
+        client, cap, vec, vpt, device_len, acc_size, true, staged, false,
+    )
 }
 
 struct Job<'a, R: Runtime> {
@@ -88,20 +169,20 @@ fn run<R: Runtime>(
         .values
         .map(|v| crate::dtype::accumulator_dtype(v.dtype))
         .unwrap_or(DType::U32);
-    let sizes = [
-        job.keys.dtype.size(),
-        job.values.map(|v| v.dtype.size()).unwrap_or(1),
-    ];
     let device_len = job.len.device_count().is_some();
-    let pass = Pass::new(
+    let run = RunConfig {
+        ones,
+        inverse: job.inverse.is_some(),
+        write_values: job.out_values.is_some(),
+    };
+    let pass = plan(
         client,
         cap,
-        &sizes,
-        device_len,
+        job.keys.dtype.size(),
+        job.values.map(|v| v.dtype.size()),
         acc_dtype.size(),
-        true,
-        0,
-        false,
+        device_len,
+        run,
     )?;
     let (cubes, ncubes) = pass.cube_count();
     let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
@@ -123,11 +204,6 @@ fn run<R: Runtime>(
         (lease.handle.clone(), lease.words),
         (lease.handle.clone(), lease.words),
     ];
-    let run = RunConfig {
-        ones,
-        inverse: job.inverse.is_some(),
-        write_values: job.out_values.is_some(),
-    };
     let l = Launch {
         pass: &pass,
         bufs: &bufs,

@@ -42,12 +42,8 @@ impl Pass {
         stage_bytes: usize,
         packed_flags: bool,
     ) -> Result<Self> {
-        let widest = sizes.iter().copied().max().unwrap_or(4);
-        let vec = [4usize, 2, 1]
-            .into_iter()
-            .find(|&w| w * widest <= 16 && capacity.is_multiple_of(w))
-            .unwrap_or(1);
-        let mut vpt = (32 / vec as u32).min(16);
+        let vec = vector_width(capacity, sizes);
+        let mut vpt = max_vpt(vec);
         let shared_limit = client.properties().hardware.max_shared_memory_size;
         let budget = (32 * 1024).min(shared_limit.saturating_sub(12 * 1024));
         // Byte flags are read in whole vectors of words: four vectors per unit at least.
@@ -63,7 +59,34 @@ impl Pass {
                 "the compaction tile does not fit in {shared_limit} bytes of shared memory"
             )));
         }
-        let plane_ops = client.features().plane.contains(Plane::Ops);
+        Self::with_tile(
+            client,
+            capacity,
+            vec,
+            vpt,
+            device_len,
+            acc_bytes,
+            indexed,
+            stage_bytes > 0,
+            packed_flags,
+        )
+    }
+
+    /// A pass of `vpt` vectors of `vec` elements per unit (`staged`: see
+    /// [`PassConfig::staged`]; the caller checked that the tile fits in shared memory).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_tile<R: Runtime>(
+        client: &ComputeClient<R>,
+        capacity: usize,
+        vec: usize,
+        vpt: u32,
+        device_len: bool,
+        acc_bytes: usize,
+        indexed: bool,
+        staged: bool,
+        packed_flags: bool,
+    ) -> Result<Self> {
+        let plane_ops = client.features().plane.contains(Plane::Ops) || force_plane_ops();
         let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
         let cfg = PassConfig {
             threads: THREADS,
@@ -75,7 +98,7 @@ impl Pass {
             plain_reads: R::name(client) == "cuda",
             plane_max,
             device_len,
-            staged: stage_bytes > 0,
+            staged,
             packed_flags,
         };
         let tile = (THREADS * vpt) as usize * vec;
@@ -101,6 +124,29 @@ impl Pass {
         let y = self.tiles.div_ceil(x).max(1);
         (CubeCount::Static(x, y, 1), x * y)
     }
+}
+
+/// `CUBEPRIM_FORCE_PLANE_OPS=1` (testing): the single-pass kernels use plane operations even
+/// where the runtime does not announce them (wgpu does not on CPU adapters, which run them:
+/// lavapipe), so that their plane variants run in CI.
+fn force_plane_ops() -> bool {
+    static FORCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCE.get_or_init(|| std::env::var("CUBEPRIM_FORCE_PLANE_OPS").as_deref() == Ok("1"))
+}
+
+/// Elements per vector of a pass over `capacity` elements of buffers of element sizes `sizes`:
+/// the widest vector of at most 16 bytes that divides the capacity.
+pub(crate) fn vector_width(capacity: usize, sizes: &[usize]) -> usize {
+    let widest = sizes.iter().copied().max().unwrap_or(4);
+    [4usize, 2, 1]
+        .into_iter()
+        .find(|&w| w * widest <= 16 && capacity.is_multiple_of(w))
+        .unwrap_or(1)
+}
+
+/// The most vectors per unit for vectors of `vec` elements (a unit's flags fit a `u32`).
+pub(crate) fn max_vpt(vec: usize) -> u32 {
+    (32 / vec as u32).min(16)
 }
 
 /// The device length buffer of `len` (the dummy for a host length) and the host bound.

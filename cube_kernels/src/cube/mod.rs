@@ -25,7 +25,9 @@ pub use config::TileConfig;
 pub use cube_scan::{cube_exclusive_scan, CubeScan};
 pub use radix_rank::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
 pub use radix_rank_match::{match_counter_slots, tile_rank_match, warp_striped_pos};
-pub use segmented_scan::{combine_runs, cube_exclusive_segmented_scan};
+pub use segmented_scan::{
+    combine_runs, cube_exclusive_segmented_scan, cube_exclusive_segmented_scan_with,
+};
 pub use staged_tile_scan::{load_tile_staged, tile_aggregate_staged, write_tile_staged};
 pub use tile_reduction::tile_reduce;
 pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

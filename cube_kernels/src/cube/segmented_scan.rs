@@ -65,3 +65,110 @@ pub fn cube_exclusive_segmented_scan<A: Numeric, O: ScanOp>(
     };
     CubeScan::<A> { exclusive, total }
 }
+
+/// [`cube_exclusive_segmented_scan`], with plane operations when `plane_ops` (a
+/// Kogge-Stone scan over `plane_shuffle_up` in each plane, the plane totals scanned by the
+/// first plane: two cube barriers instead of one per doubling). Same contract.
+#[cube]
+pub fn cube_exclusive_segmented_scan_with<A: Numeric, O: ScanOp>(
+    item: Item<A>,
+    sv: &mut SharedMemory<A>,
+    si: &mut SharedMemory<u32>,
+    #[comptime] threads: u32,
+    #[comptime] plane_ops: bool,
+) -> CubeScan<A> {
+    if comptime![plane_ops] {
+        segmented_scan_planes::<A, O>(item, sv, si)
+    } else {
+        cube_exclusive_segmented_scan::<A, O>(item, sv, si, threads)
+    }
+}
+
+/// Inclusive segmented scan of one item per unit across the plane.
+#[cube]
+fn plane_inclusive_segmented_scan<A: Numeric, O: ScanOp>(item: Item<A>) -> Item<A> {
+    let lane = UNIT_POS_PLANE;
+    let mut acc = item;
+    let mut delta = 1u32;
+    while delta < PLANE_DIM {
+        let other = Item::<A> {
+            value: plane_shuffle_up(acc.value, delta),
+            index: plane_shuffle_up(acc.index, delta),
+        };
+        if lane >= delta {
+            acc = combine_runs::<A, O>(other, acc);
+        }
+        delta *= 2;
+    }
+    acc
+}
+
+#[cube]
+fn segmented_scan_planes<A: Numeric, O: ScanOp>(
+    item: Item<A>,
+    sv: &mut SharedMemory<A>,
+    si: &mut SharedMemory<u32>,
+) -> CubeScan<A> {
+    let lane = UNIT_POS_PLANE;
+    let plane = UNIT_POS / PLANE_DIM;
+    let num_planes = CUBE_DIM / PLANE_DIM;
+    let incl = plane_inclusive_segmented_scan::<A, O>(item);
+    if lane == PLANE_DIM - 1 {
+        sv[plane as usize] = incl.value;
+        si[plane as usize] = incl.index;
+    }
+    sync_cube();
+    if plane == 0 {
+        let mut carry = Item::<A> {
+            value: O::identity::<A>(),
+            index: 0u32,
+        };
+        let mut base = 0u32;
+        while base < num_planes {
+            let i = base + lane;
+            let mut v = Item::<A> {
+                value: O::identity::<A>(),
+                index: 0u32,
+            };
+            if i < num_planes {
+                v = Item::<A> {
+                    value: sv[i as usize],
+                    index: si[i as usize],
+                };
+            }
+            let s = combine_runs::<A, O>(carry, plane_inclusive_segmented_scan::<A, O>(v));
+            if i < num_planes {
+                sv[i as usize] = s.value;
+                si[i as usize] = s.index;
+            }
+            carry = Item::<A> {
+                value: plane_shuffle(s.value, PLANE_DIM - 1),
+                index: plane_shuffle(s.index, PLANE_DIM - 1),
+            };
+            base += PLANE_DIM;
+        }
+    }
+    sync_cube();
+    let up = Item::<A> {
+        value: plane_shuffle_up(incl.value, 1),
+        index: plane_shuffle_up(incl.index, 1),
+    };
+    let mut exclusive = Item::<A> {
+        value: O::identity::<A>(),
+        index: 0u32,
+    };
+    if plane > 0 {
+        exclusive = Item::<A> {
+            value: sv[(plane - 1) as usize],
+            index: si[(plane - 1) as usize],
+        };
+    }
+    if lane > 0 {
+        exclusive = combine_runs::<A, O>(exclusive, up);
+    }
+    let total = Item::<A> {
+        value: sv[(num_planes - 1) as usize],
+        index: si[(num_planes - 1) as usize],
+    };
+    CubeScan::<A> { exclusive, total }
+}

@@ -10,7 +10,7 @@
 use super::lookback::{lookback_with, LookbackShared, TileCarry};
 use super::select::{pass_len, scan_shared, take_ticket, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
-use crate::cube::{combine_runs, cube_exclusive_segmented_scan, TileConfig, TileShared};
+use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{is_nan, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -114,8 +114,13 @@ fn tile_runs<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
     let vpt = comptime![cfg.vectors_per_thread];
     let first = tile * comptime![cfg.tile_vectors()] + UNIT_POS * vpt;
     let (bits, unit) = unit_runs::<K, V, A, O, N>(keys, values, first, n, vals, vpt, ones);
-    let cs =
-        cube_exclusive_segmented_scan::<A, O>(unit, &mut sh.scan_v, &mut sh.scan_i, cfg.threads);
+    let cs = cube_exclusive_segmented_scan_with::<A, O>(
+        unit,
+        &mut sh.scan_v,
+        &mut sh.scan_i,
+        cfg.threads,
+        cfg.plane_ops,
+    );
     sync_cube();
     (bits, cs.exclusive, cs.total)
 }
@@ -194,6 +199,13 @@ impl TileCarry for RunLengthCarry {
 /// Run-length encodes `n` keys: `out_keys[r]` = key of run `r`, `out_values[r]` = fold of its
 /// values with `O` (or its length, with `run.ones`), `inverse[i]` = run of element `i`,
 /// `count[0]` = number of runs. Unused buffers are 1-element dummies.
+///
+/// With `cfg.staged` the tile goes through shared memory both ways: keys (and values) are
+/// loaded striped (coalesced) and each unit reads its blocked elements from shared memory; the
+/// tile's unique keys, run folds and per-element run indices are staged at tile-local
+/// positions before the look-back (which they overlap) and leave the cube coalesced. Without
+/// it each unit reads its blocked vectors from global memory and writes its heads' outputs
+/// one scalar at a time.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
@@ -215,127 +227,425 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
     let t = UNIT_POS;
     let tile = take_ticket(state, counter_base);
     let n = pass_len(len, n_host, cfg.device_len);
-    let nl = N::value();
-    let nlu = nl as u32;
+    let nlu = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nlu;
     let num_tiles = n.div_ceil(tile_elems);
     if tile == 0 && n == 0 && t == 0 {
         count[0] = 0u32;
     }
     if tile < num_tiles {
-        let vpt = comptime![cfg.vectors_per_thread];
-        let tcfg = comptime![cfg.tile(true)];
-        let mut sh = scan_shared::<A>(cfg.threads);
-        let mut vals = Array::<A>::new(comptime![cfg.vectors_per_thread as usize * nl]);
-        let (bits, unit_excl, tile_total) =
-            tile_runs::<K, V, A, O, N>(keys, values, n, tile, &mut vals, &mut sh, tcfg, run.ones);
-        let mut prefix = Item::<A> {
-            value: O::identity::<A>(),
-            index: 0u32,
-        };
-        if tile == 0 {
-            if t == 0 {
-                publish::<A>(state, tile, tile_total, PREFIX, epoch, true);
-            }
+        if comptime![cfg.staged] {
+            run_length_staged::<K, V, A, W, X, O, N>(
+                keys, values, out_keys, out_values, inverse, count, state, state_view, n, tile,
+                num_tiles, epoch, cfg, run,
+            );
         } else {
-            if t == 0 {
-                publish::<A>(state, tile, tile_total, AGGREGATE, epoch, true);
-            }
-            let mut lb =
-                LookbackShared::<A>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
-            if comptime![run.ones] {
-                prefix = lookback_with::<K, V, A, O, N, RunLengthCarry>(
-                    keys,
-                    values,
-                    0usize,
-                    1usize,
-                    n,
-                    state,
-                    state_view,
-                    0u32,
-                    tile,
-                    epoch,
-                    &mut sh,
-                    &mut lb,
-                    tcfg,
-                    cfg.window,
-                    cfg.windows,
-                    cfg.spins,
-                    cfg.plain_reads,
-                    cfg.plane_max,
-                );
-            } else {
-                prefix = lookback_with::<K, V, A, O, N, RunCarry>(
-                    keys,
-                    values,
-                    0usize,
-                    1usize,
-                    n,
-                    state,
-                    state_view,
-                    0u32,
-                    tile,
-                    epoch,
-                    &mut sh,
-                    &mut lb,
-                    tcfg,
-                    cfg.window,
-                    cfg.windows,
-                    cfg.spins,
-                    cfg.plain_reads,
-                    cfg.plane_max,
-                );
-            }
-            if t == 0 {
-                let incl = combine_runs::<A, O>(prefix, tile_total);
-                publish::<A>(state, tile, incl, PREFIX, epoch, true);
-            }
+            run_length_direct::<K, V, A, W, X, O, N>(
+                keys, values, out_keys, out_values, inverse, count, state, state_view, n, tile,
+                epoch, cfg, run,
+            );
         }
-        // The unit's walk: `acc.index` = heads so far, `acc.value` = fold of the current run.
-        let mut acc = combine_runs::<A, O>(prefix, unit_excl);
-        let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
-        #[unroll]
-        for k in 0..vpt {
-            let q = first_vec + k;
-            let e0 = q * nlu;
-            if e0 < n {
-                let kb = (bits >> (k * nlu)) & ((1u32 << nlu) - 1);
-                let mut kv = Vector::<K, N>::empty();
-                if kb != 0 {
-                    kv = keys[q as usize];
-                }
-                #[unroll]
-                for l in 0..nl {
-                    let i = e0 + (l as u32);
-                    let j = (k as usize) * nl + l;
-                    if i < n {
-                        let x = vals[j];
-                        if (kb >> (l as u32)) & 1 == 1 {
-                            if i > 0 && comptime![run.write_values] {
-                                out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
-                            }
-                            out_keys[acc.index as usize] = kv[l];
-                            acc = Item::<A> {
-                                value: x,
-                                index: acc.index + 1,
-                            };
-                        } else {
-                            acc = Item::<A> {
-                                value: O::combine::<A>(acc.value, x),
-                                index: acc.index,
-                            };
+    }
+}
+
+/// Publishes the tile's aggregate (its inclusive prefix for tile 0), as early as possible.
+#[cube]
+fn publish_aggregate<A: Numeric>(
+    state: &mut Array<Atomic<u32>>,
+    tile: u32,
+    epoch: u32,
+    tile_total: Item<A>,
+) {
+    if UNIT_POS == 0 {
+        if tile == 0 {
+            publish::<A>(state, tile, tile_total, PREFIX, epoch, true);
+        } else {
+            publish::<A>(state, tile, tile_total, AGGREGATE, epoch, true);
+        }
+    }
+}
+
+/// The tile's exclusive prefix `(fold of the run it continues, runs before it)` by look-back
+/// (cube-wide; after [`publish_aggregate`]), then its inclusive prefix published.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    values: &Array<Vector<V, N>>,
+    state: &mut Array<Atomic<u32>>,
+    state_view: &mut Array<u32>,
+    n: u32,
+    tile: u32,
+    epoch: u32,
+    tile_total: Item<A>,
+    sh: &mut TileShared<A>,
+    #[comptime] cfg: PassConfig,
+    #[comptime] ones: bool,
+) -> Item<A> {
+    let tcfg = comptime![cfg.tile(true)];
+    let mut prefix = Item::<A> {
+        value: O::identity::<A>(),
+        index: 0u32,
+    };
+    if tile > 0 {
+        let mut lb =
+            LookbackShared::<A>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
+        if comptime![ones] {
+            prefix = lookback_with::<K, V, A, O, N, RunLengthCarry>(
+                keys,
+                values,
+                0usize,
+                1usize,
+                n,
+                state,
+                state_view,
+                0u32,
+                tile,
+                epoch,
+                sh,
+                &mut lb,
+                tcfg,
+                cfg.window,
+                cfg.windows,
+                cfg.spins,
+                cfg.plain_reads,
+                cfg.plane_max,
+            );
+        } else {
+            prefix = lookback_with::<K, V, A, O, N, RunCarry>(
+                keys,
+                values,
+                0usize,
+                1usize,
+                n,
+                state,
+                state_view,
+                0u32,
+                tile,
+                epoch,
+                sh,
+                &mut lb,
+                tcfg,
+                cfg.window,
+                cfg.windows,
+                cfg.spins,
+                cfg.plain_reads,
+                cfg.plane_max,
+            );
+        }
+        if UNIT_POS == 0 {
+            let incl = combine_runs::<A, O>(prefix, tile_total);
+            publish::<A>(state, tile, incl, PREFIX, epoch, true);
+        }
+    }
+    prefix
+}
+
+/// One tile, unstaged: blocked loads from global memory, one scalar store per output.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    values: &Array<Vector<V, N>>,
+    out_keys: &mut Array<K>,
+    out_values: &mut Array<W>,
+    inverse: &mut Array<X>,
+    count: &mut Array<u32>,
+    state: &mut Array<Atomic<u32>>,
+    state_view: &mut Array<u32>,
+    n: u32,
+    tile: u32,
+    epoch: u32,
+    #[comptime] cfg: PassConfig,
+    #[comptime] run: RunConfig,
+) {
+    let t = UNIT_POS;
+    let nl = N::value();
+    let nlu = nl as u32;
+    let vpt = comptime![cfg.vectors_per_thread];
+    let tcfg = comptime![cfg.tile(true)];
+    let mut sh = scan_shared::<A>(cfg.threads);
+    let mut vals = Array::<A>::new(comptime![cfg.vectors_per_thread as usize * nl]);
+    let (bits, unit_excl, tile_total) =
+        tile_runs::<K, V, A, O, N>(keys, values, n, tile, &mut vals, &mut sh, tcfg, run.ones);
+    publish_aggregate::<A>(state, tile, epoch, tile_total);
+    let prefix = tile_prefix::<K, V, A, O, N>(
+        keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
+    );
+    // The unit's walk: `acc.index` = heads so far, `acc.value` = fold of the current run.
+    let mut acc = combine_runs::<A, O>(prefix, unit_excl);
+    let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
+    #[unroll]
+    for k in 0..vpt {
+        let q = first_vec + k;
+        let e0 = q * nlu;
+        if e0 < n {
+            let kb = (bits >> (k * nlu)) & ((1u32 << nlu) - 1);
+            let mut kv = Vector::<K, N>::empty();
+            if kb != 0 {
+                kv = keys[q as usize];
+            }
+            #[unroll]
+            for l in 0..nl {
+                let i = e0 + (l as u32);
+                let j = (k as usize) * nl + l;
+                if i < n {
+                    let x = vals[j];
+                    if (kb >> (l as u32)) & 1 == 1 {
+                        if i > 0 && comptime![run.write_values] {
+                            out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
                         }
-                        if comptime![run.inverse] {
-                            inverse[i as usize] = X::cast_from(acc.index - 1);
+                        out_keys[acc.index as usize] = kv[l];
+                        acc = Item::<A> {
+                            value: x,
+                            index: acc.index + 1,
+                        };
+                    } else {
+                        acc = Item::<A> {
+                            value: O::combine::<A>(acc.value, x),
+                            index: acc.index,
+                        };
+                    }
+                    if comptime![run.inverse] {
+                        inverse[i as usize] = X::cast_from(acc.index - 1);
+                    }
+                    if i == n - 1 {
+                        if comptime![run.write_values] {
+                            out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
                         }
-                        if i == n - 1 {
-                            if comptime![run.write_values] {
-                                out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
-                            }
-                            count[0] = acc.index;
-                        }
+                        count[0] = acc.index;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Shared-memory position of tile element `e` in a staged tile: one word of padding every 32
+/// elements, so that units reading their consecutive (blocked) elements hit distinct banks.
+#[cube]
+fn pad(e: u32) -> usize {
+    (e + (e >> 5)) as usize
+}
+
+/// Entries of a padded staged tile of `elems` elements.
+pub fn padded_len(elems: usize) -> usize {
+    elems + elems / 32
+}
+
+/// One tile, staged through shared memory (see [`run_length`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    values: &Array<Vector<V, N>>,
+    out_keys: &mut Array<K>,
+    out_values: &mut Array<W>,
+    inverse: &mut Array<X>,
+    count: &mut Array<u32>,
+    state: &mut Array<Atomic<u32>>,
+    state_view: &mut Array<u32>,
+    n: u32,
+    tile: u32,
+    num_tiles: u32,
+    epoch: u32,
+    #[comptime] cfg: PassConfig,
+    #[comptime] run: RunConfig,
+) {
+    let t = UNIT_POS;
+    let nl = N::value();
+    let nlu = nl as u32;
+    let vpt = comptime![cfg.vectors_per_thread];
+    let threads = comptime![cfg.threads];
+    let tv = comptime![cfg.tile_vectors()];
+    let padded = comptime![padded_len(cfg.tile_vectors() as usize * nl)];
+    let ones = comptime![run.ones];
+    let folds = comptime![run.write_values || !run.ones];
+    // Keys in (padded), then the unique keys out; values in (padded), then the run folds out;
+    // the run index of every element (padded). A unit holds its keys and values in registers
+    // before the cube scan, whose barriers order every read of the tile before the first
+    // staged output.
+    let mut sk = SharedMemory::<K>::new(padded);
+    let mut sv = SharedMemory::<A>::new(comptime![if folds { padded } else { 1 }]);
+    let mut si = SharedMemory::<u32>::new(comptime![if run.inverse { padded } else { 1 }]);
+    let tile_v0 = tile * tv;
+    let tile_e0 = tile_v0 * nlu;
+
+    // Striped, coalesced load of the tile.
+    #[unroll]
+    for k in 0..vpt {
+        let lv = k * threads + t;
+        let q = tile_v0 + lv;
+        if q * nlu < n {
+            let kv = keys[q as usize];
+            let mut vv = Vector::<V, N>::empty();
+            if comptime![!ones] {
+                vv = values[q as usize];
+            }
+            #[unroll]
+            for l in 0..nl {
+                let e = lv * nlu + (l as u32);
+                sk[pad(e)] = kv[l];
+                if comptime![!ones] {
+                    sv[pad(e)] = A::cast_from(vv[l]);
+                }
+            }
+        }
+    }
+    sync_cube();
+    let mut prev = K::from_int(0);
+    let ue0 = t * vpt * nlu;
+    if tile_e0 + ue0 < n {
+        if t > 0 {
+            prev = sk[pad(ue0 - 1)];
+        } else if tile > 0 {
+            let pv = keys[(tile_v0 - 1) as usize];
+            prev = pv[nl - 1];
+        }
+    }
+
+    // The unit's consecutive elements, from shared memory: heads (bit mask), values (in
+    // registers) and the fold `(value since its last head, heads)`.
+    let mut ks = Array::<K>::new(comptime![cfg.vectors_per_thread as usize * nl]);
+    let mut vals = Array::<A>::new(comptime![if ones {
+        1
+    } else {
+        cfg.vectors_per_thread as usize * nl
+    }]);
+    let mut bits = 0u32;
+    let mut unit = Item::<A> {
+        value: O::identity::<A>(),
+        index: 0u32,
+    };
+    #[unroll]
+    for k in 0..vpt {
+        #[unroll]
+        for l in 0..nl {
+            let j = (k as usize) * nl + l;
+            let e = ue0 + (j as u32);
+            let i = tile_e0 + e;
+            if i < n {
+                let key = sk[pad(e)];
+                ks[j] = key;
+                let mut x = A::from_int(1);
+                if comptime![!ones] {
+                    x = sv[pad(e)];
+                    vals[j] = x;
+                }
+                if i == 0 || differs::<K>(prev, key) {
+                    bits |= 1u32 << (j as u32);
+                    unit = Item::<A> {
+                        value: x,
+                        index: unit.index + 1,
+                    };
+                } else {
+                    unit = Item::<A> {
+                        value: O::combine::<A>(unit.value, x),
+                        index: unit.index,
+                    };
+                }
+                prev = key;
+            }
+        }
+    }
+    let mut sh = scan_shared::<A>(cfg.threads);
+    let cs = cube_exclusive_segmented_scan_with::<A, O>(
+        unit,
+        &mut sh.scan_v,
+        &mut sh.scan_i,
+        cfg.threads,
+        cfg.plane_ops,
+    );
+    sync_cube();
+    let tile_total = cs.total;
+    publish_aggregate::<A>(state, tile, epoch, tile_total);
+
+    // The walk, tile-local: `acc.index` = heads of the tile so far, `acc.value` = fold of the
+    // current run within the tile. Head `h` of the tile stages its key at `h` and the fold of
+    // the run it ends at `h` (slot 0: the run the tile continues, completed with the carried
+    // fold after the look-back); the last element stages the last run's fold at `heads`.
+    let mut acc = cs.exclusive;
+    #[unroll]
+    for k in 0..vpt {
+        #[unroll]
+        for l in 0..nl {
+            let j = (k as usize) * nl + l;
+            let e = ue0 + (j as u32);
+            let i = tile_e0 + e;
+            if i < n {
+                let mut x = A::from_int(1);
+                if comptime![!ones] {
+                    x = vals[j];
+                }
+                if (bits >> (j as u32)) & 1 == 1 {
+                    if i > 0 && comptime![run.write_values] {
+                        sv[acc.index as usize] = acc.value;
+                    }
+                    sk[acc.index as usize] = ks[j];
+                    acc = Item::<A> {
+                        value: x,
+                        index: acc.index + 1,
+                    };
+                } else {
+                    acc = Item::<A> {
+                        value: O::combine::<A>(acc.value, x),
+                        index: acc.index,
+                    };
+                }
+                if comptime![run.inverse] {
+                    si[pad(e)] = acc.index;
+                }
+                if i == n - 1 && comptime![run.write_values] {
+                    sv[acc.index as usize] = acc.value;
+                }
+            }
+        }
+    }
+
+    let prefix = tile_prefix::<K, V, A, O, N>(
+        keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
+    );
+    let heads = tile_total.index;
+    let base = prefix.index;
+    let last = tile == num_tiles - 1;
+    if t == 0 && last {
+        count[0] = base + heads;
+    }
+    sync_cube();
+
+    // Coalesced stores of the staged outputs.
+    let mut r = t;
+    while r < heads {
+        out_keys[(base + r) as usize] = sk[r as usize];
+        r += threads;
+    }
+    if comptime![run.write_values] {
+        // Slot `s` holds run `base + s - 1` (tile 0 has no slot 0; only the last tile has the
+        // slot `heads`).
+        let mut slots = heads;
+        if last {
+            slots += 1;
+        }
+        let mut s = t;
+        while s < slots {
+            if base + s > 0 {
+                let mut v = sv[s as usize];
+                if s == 0 {
+                    // The run the tile continues: the carried fold, then the tile's part.
+                    v = O::combine::<A>(prefix.value, v);
+                }
+                out_values[(base + s - 1) as usize] = W::cast_from(v);
+            }
+            s += threads;
+        }
+    }
+    if comptime![run.inverse] {
+        #[unroll]
+        for k in 0..comptime![cfg.vectors_per_thread as usize * nl] {
+            let e = (k as u32) * threads + t;
+            let i = tile_e0 + e;
+            if i < n {
+                inverse[i as usize] = X::cast_from(base + si[pad(e)] - 1);
             }
         }
     }
