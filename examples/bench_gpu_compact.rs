@@ -1,7 +1,8 @@
 //! GPU benchmark of reduce, select (masked_select), nonzero, unique_consecutive and
 //! reduce_by_key, for the H200 (CUDA) or any wgpu device.
 //!
-//! `cargo run --release --features cuda --example bench_gpu_compact -- [cuda|wgpu] [log2 n]`
+//! `cargo run --release --features cuda --example bench_gpu_compact -- [cuda|wgpu] [log2 n] [--runs]`
+//! (`--runs`: the copy floor, unique_consecutive and reduce_by_key only)
 //!
 //! One JSON line per case. Each case is first checked against the CPU reference on a fresh
 //! random input of 2^22 elements, then timed on 2^n elements (default 2^28): 3 warm-up calls,
@@ -80,7 +81,8 @@ fn sorted_keys(n: usize, seed: u64) -> Vec<i32> {
         .collect()
 }
 
-fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32) {
+/// `runs_only`: the copy floor, unique_consecutive and reduce_by_key only.
+fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only: bool) {
     let n = 1usize << log2;
     let small = 1usize << 22;
     let c = &client;
@@ -115,7 +117,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32) {
     let mut ws = Workspace::<R>::new();
 
     // reduce sum f32 (read bandwidth).
-    {
+    if !runs_only {
         let x = floats(small, 2);
         let got = cubeprim::reduce(
             c,
@@ -155,7 +157,12 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32) {
             DeviceTensor::from_slice(c, m, &[len])
         }
     };
-    for (bytes, name) in [(false, "u32"), (true, "u8")] {
+    let masks: &[(bool, &str)] = if runs_only {
+        &[]
+    } else {
+        &[(false, "u32"), (true, "u8")]
+    };
+    for &(bytes, name) in masks {
         let mb = if bytes { 1.0 } else { 4.0 };
         // masked_select f32 at 50%, device side only.
         {
@@ -296,15 +303,16 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let backend = args.get(1).map(String::as_str).unwrap_or("cuda");
     let log2: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(28);
+    let runs_only = args.iter().any(|a| a == "--runs");
     match backend {
         #[cfg(feature = "cuda")]
         "cuda" => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            run(CudaRuntime::client(&CudaDevice::new(0)), "cuda", log2)
+            run(CudaRuntime::client(&CudaDevice::new(0)), "cuda", log2, runs_only)
         }
         _ => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            run(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", log2)
+            run(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", log2, runs_only)
         }
     }
 }
