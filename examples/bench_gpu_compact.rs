@@ -308,11 +308,21 @@ fn main() {
         #[cfg(feature = "cuda")]
         "cuda" => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
-            run(CudaRuntime::client(&CudaDevice::new(0)), "cuda", log2, runs_only)
+            run(
+                CudaRuntime::client(&CudaDevice::new(0)),
+                "cuda",
+                log2,
+                runs_only,
+            )
         }
         _ => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-            run(WgpuRuntime::client(&WgpuDevice::default()), "wgpu", log2, runs_only)
+            run(
+                WgpuRuntime::client(&WgpuDevice::default()),
+                "wgpu",
+                log2,
+                runs_only,
+            )
         }
     }
 }

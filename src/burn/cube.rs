@@ -94,12 +94,18 @@ pub(crate) fn device_view<R: CubeRuntime>(
     t: &CubeTensor<R>,
     meta: &TensorMeta,
 ) -> crate::Result<DeviceTensor<R>> {
+    // Byte bools the op reads as they are (see `PrimOp::reads_byte_flags`) are byte flags.
+    let dtype = if t.dtype.is_bool() && t.dtype.size() == 1 {
+        crate::DType::U8
+    } else {
+        meta.prim_dtype()?
+    };
     Ok(DeviceTensor::from_parts(
         t.handle.clone(),
         meta.shape.clone(),
         t.meta.strides().iter().copied().collect(),
         0,
-        meta.prim_dtype()?,
+        dtype,
     ))
 }
 
@@ -132,9 +138,12 @@ where
             .map(|p| match p {
                 AnyPrimitive::Float(t) | AnyPrimitive::Int(t) | AnyPrimitive::Bool(t) => t,
             })
-            .map(|t| {
-                if t.dtype.is_bool() && t.dtype.size() != 4 {
-                    // u8 bool storage (CUDA): one contiguous copy as u32 flags.
+            .enumerate()
+            .map(|(i, t)| {
+                let bytes = t.dtype.is_bool() && t.dtype.size() == 1;
+                if t.dtype.is_bool() && t.dtype.size() != 4 && !(bytes && op.reads_byte_flags(i)) {
+                    // Bool storage other than u32, where the op does not read bytes: one
+                    // contiguous copy as u32 flags.
                     burn_cubecl::kernel::bool_cast(t, ::burn::tensor::DType::U32)
                 } else if op.needs_contiguous() {
                     burn_cubecl::kernel::into_contiguous(t)

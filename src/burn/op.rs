@@ -28,7 +28,8 @@ pub struct TensorMeta {
 impl TensorMeta {
     /// cubeprim's dtype for this tensor's storage. Bool tensors are read as `u32` flags (0 or
     /// 1): the adapters convert other bool storage (`u8` on CUDA, `bool` on NdArray) to `u32`
-    /// with one copy.
+    /// with one copy, except for the inputs an op reads as byte flags
+    /// ([`PrimOp::reads_byte_flags`]).
     pub fn prim_dtype(&self) -> Result<DType> {
         match self.dtype {
             BurnDType::Bool(_) => Ok(DType::U32),
@@ -154,6 +155,13 @@ pub trait PrimOp: Clone + Debug + PartialEq + Eq + Hash + Send + Sync + 'static 
 
     /// Whether the device path needs contiguous inputs (the adapter copies strided ones).
     fn needs_contiguous(&self) -> bool {
+        false
+    }
+
+    /// Whether input `input`, when it is a bool tensor stored in bytes (`u8`, burn's CUDA
+    /// default), is read as it is, as byte flags (`DType::U8`: the compaction ops); else the
+    /// adapter converts it to `u32` flags with one copy.
+    fn reads_byte_flags(&self, _input: usize) -> bool {
         false
     }
 

@@ -67,6 +67,10 @@ impl PrimOp for Select {
         true
     }
 
+    fn reads_byte_flags(&self, input: usize) -> bool {
+        input == 1
+    }
+
     fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>> {
         check_inputs(inputs, 2, true, "masked_select")?;
         same_shape(&inputs[0], &inputs[1])?;
@@ -132,6 +136,10 @@ impl PrimOp for NonZero {
         true
     }
 
+    fn reads_byte_flags(&self, input: usize) -> bool {
+        input == 0
+    }
+
     fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>> {
         check_inputs(inputs, 1, true, "nonzero")?;
         let x = &inputs[0];
@@ -191,6 +199,10 @@ impl PrimOp for CountNonZero {
 
     fn needs_contiguous(&self) -> bool {
         true
+    }
+
+    fn reads_byte_flags(&self, input: usize) -> bool {
+        input == 0
     }
 
     fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>> {
