@@ -9,40 +9,16 @@
 //! When a kernel's parameters change, its `define_*` must follow: where a wgpu device exists,
 //! `hand_definitions_match_the_macro` compares `define_scan_rows` with the macro's own.
 
-use cubecl::ir::TargetProperties;
+#[path = "common/codegen.rs"]
+mod codegen;
+
+use codegen::*;
 use cubecl::prelude::*;
-use cubecl::Compiler;
-use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
-use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
-use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::ScanMode;
 use cubeprim_kernels::device::{fill::fill_u32, reduce_tiles::reduce_tiles, scan_rows::scan_rows};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
-use std::sync::Mutex;
-
-const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
-
-fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
-    let mut b = KernelBuilder::default();
-    // The kernels use no MMA, so the default target serves CUDA and Metal alike.
-    b.runtime_properties(TargetProperties::default());
-    let s = KernelSettings::default()
-        .kernel_name(name)
-        .cube_dim(CubeDim::new_1d(threads))
-        .address_type(AddressType::U32);
-    (b, s)
-}
-
-fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
-    b.scope
-        .register_type::<DynamicScalar<M>>(E::as_type_native_unchecked().storage_type());
-}
-
-fn scalar_u32(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
-    <u32 as LaunchArg>::expand(&Default::default(), b)
-}
 
 fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
     name: &str,
@@ -70,13 +46,13 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
     let prefixes = <Array<DA> as LaunchArg>::expand(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let len = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let n_vec = scalar_u32(&mut b);
-    let tiles_per_row = scalar_u32(&mut b);
-    let num_tiles = scalar_u32(&mut b);
-    let in_stride = scalar_u32(&mut b);
-    let out_stride = scalar_u32(&mut b);
-    let epoch = scalar_u32(&mut b);
-    let counter_base = scalar_u32(&mut b);
+    let n_vec = u32_arg(&mut b);
+    let tiles_per_row = u32_arg(&mut b);
+    let num_tiles = u32_arg(&mut b);
+    let in_stride = u32_arg(&mut b);
+    let out_stride = u32_arg(&mut b);
+    let epoch = u32_arg(&mut b);
+    let counter_base = u32_arg(&mut b);
     scan_rows::expand::<DT, DA, DX, O, DN>(
         &mut b.scope,
         vec,
@@ -121,10 +97,10 @@ fn define_reduce_tiles<T: Numeric, A: Numeric, O: ScanOp>(
     let aggregates = <Array<DA> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let len = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let n_vec = scalar_u32(&mut b);
-    let tiles_per_row = scalar_u32(&mut b);
-    let num_tiles = scalar_u32(&mut b);
-    let in_stride = scalar_u32(&mut b);
+    let n_vec = u32_arg(&mut b);
+    let tiles_per_row = u32_arg(&mut b);
+    let num_tiles = u32_arg(&mut b);
+    let in_stride = u32_arg(&mut b);
     reduce_tiles::expand::<DT, DA, O, DN>(
         &mut b.scope,
         vec,
@@ -146,63 +122,9 @@ fn define_fill_u32() -> KernelDefinition {
     let (mut b, s) = settings("fill_u32", 256);
     s.address_type.register(&mut b.scope);
     let buf = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let value = scalar_u32(&mut b);
+    let value = u32_arg(&mut b);
     fill_u32::expand(&mut b.scope, buf, value);
     b.build(s)
-}
-
-/// cubecl-cpp numbers temporaries with a global counter that each compilation resets: tests
-/// running in parallel must not compile at the same time.
-static COMPILER: Mutex<()> = Mutex::new(());
-
-fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
-    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
-    let name = def.options.kernel_name.clone();
-    // What cubecl-cuda enables from sm_70 on; the rest (clusters, elect_sync) is sm_90+.
-    let opts = CompilationOptions {
-        warp_size: 32,
-        supports_features: CppSupportedFeatures {
-            grid_constants: true,
-            ..Default::default()
-        },
-    };
-    let addr = AddressType::U32.unsigned_type();
-    CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
-        .compile(def, &opts, mode, addr)
-        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
-        .to_string()
-}
-
-fn msl_source(def: KernelDefinition, mode: ExecutionMode) -> String {
-    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
-    let name = def.options.kernel_name.clone();
-    let addr = AddressType::U32.unsigned_type();
-    MslCompiler::default()
-        .compile(def, &CompilationOptions::default(), mode, addr)
-        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
-        .to_string()
-}
-
-/// CUDA C++ and MSL of one kernel; panics with the variant's name on a compiler error.
-/// `Unchecked` is the mode of `launch_unchecked`, which the scan kernels use.
-fn compile_both_in(
-    mode: ExecutionMode,
-    name: &str,
-    define: impl Fn() -> KernelDefinition,
-) -> (String, String) {
-    let cuda = cuda_source(define(), mode);
-    let msl = msl_source(define(), mode);
-    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
-        assert!(
-            src.contains(name),
-            "{lang} of {name} does not name the kernel"
-        );
-    }
-    (cuda, msl)
-}
-
-fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
-    compile_both_in(ExecutionMode::Unchecked, name, define)
 }
 
 /// One cfg per mode: a short single tile, or the long-row tile of look-back / reduce-then-scan.

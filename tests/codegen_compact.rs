@@ -4,12 +4,11 @@
 //! minus the client. A variant passes when both compilers report no error and the source names
 //! the kernel.
 
-use cubecl::ir::TargetProperties;
+#[path = "common/codegen.rs"]
+mod codegen;
+
+use codegen::*;
 use cubecl::prelude::*;
-use cubecl::Compiler;
-use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
-use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
-use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::lookback::TileCarry;
 use cubeprim_kernels::device::reduce::reduce_rows;
@@ -17,36 +16,6 @@ use cubeprim_kernels::device::run_length::{run_length, RunConfig};
 use cubeprim_kernels::device::select::{compact, CompactMode, CountCarry, PassConfig};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
-use std::sync::Mutex;
-
-const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
-
-fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
-    let mut b = KernelBuilder::default();
-    b.runtime_properties(TargetProperties::default());
-    let s = KernelSettings::default()
-        .kernel_name(name)
-        .cube_dim(CubeDim::new_1d(threads))
-        .address_type(AddressType::U32);
-    (b, s)
-}
-
-fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
-    b.scope
-        .register_type::<DynamicScalar<M>>(E::as_type_native_unchecked().storage_type());
-}
-
-fn scalar_u32(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
-    <u32 as LaunchArg>::expand(&Default::default(), b)
-}
-
-fn input<E: CubePrimitive>(b: &mut KernelBuilder) -> <Array<E> as CubeType>::ExpandType {
-    <Array<E> as LaunchArg>::expand(&ARRAY, b)
-}
-
-fn output<E: CubePrimitive>(b: &mut KernelBuilder) -> <Array<E> as CubeType>::ExpandType {
-    <Array<E> as LaunchArg>::expand_output(&ARRAY, b)
-}
 
 fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     name: &str,
@@ -79,9 +48,9 @@ fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     let shape = input::<u32>(&mut b);
     let state = output::<Atomic<u32>>(&mut b);
     let state_view = output::<u32>(&mut b);
-    let n = scalar_u32(&mut b);
-    let epoch = scalar_u32(&mut b);
-    let base = scalar_u32(&mut b);
+    let n = u32_arg(&mut b);
+    let epoch = u32_arg(&mut b);
+    let base = u32_arg(&mut b);
     compact::expand::<DF, DT, DV, DX, DN, G>(
         &mut b.scope,
         vec,
@@ -136,9 +105,9 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     let len = input::<u32>(&mut b);
     let state = output::<Atomic<u32>>(&mut b);
     let state_view = output::<u32>(&mut b);
-    let n = scalar_u32(&mut b);
-    let epoch = scalar_u32(&mut b);
-    let base = scalar_u32(&mut b);
+    let n = u32_arg(&mut b);
+    let epoch = u32_arg(&mut b);
+    let base = u32_arg(&mut b);
     run_length::expand::<DK, DV, DA, DW, DX, O, DN>(
         &mut b.scope,
         vec,
@@ -181,10 +150,10 @@ fn define_reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp>(
     let out = output::<DU>(&mut b);
     let layout = input::<u32>(&mut b);
     let len = input::<u32>(&mut b);
-    let n_vec = scalar_u32(&mut b);
-    let tiles_per_row = scalar_u32(&mut b);
-    let num_tiles = scalar_u32(&mut b);
-    let in_stride = scalar_u32(&mut b);
+    let n_vec = u32_arg(&mut b);
+    let tiles_per_row = u32_arg(&mut b);
+    let num_tiles = u32_arg(&mut b);
+    let in_stride = u32_arg(&mut b);
     reduce_rows::expand::<DT, DA, DU, O, DN>(
         &mut b.scope,
         vec,
@@ -200,38 +169,6 @@ fn define_reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp>(
         device_len,
     );
     b.build(s)
-}
-
-/// cubecl-cpp numbers temporaries with a global counter: one compilation at a time.
-static COMPILER: Mutex<()> = Mutex::new(());
-
-/// CUDA C++ and MSL of one kernel (`Unchecked`, the mode of `launch_unchecked`).
-fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
-    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
-    let mode = ExecutionMode::Unchecked;
-    let addr = AddressType::U32.unsigned_type();
-    let opts = CompilationOptions {
-        warp_size: 32,
-        supports_features: CppSupportedFeatures {
-            grid_constants: true,
-            ..Default::default()
-        },
-    };
-    let cuda = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
-        .compile(define(), &opts, mode, addr)
-        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
-        .to_string();
-    let msl = MslCompiler::default()
-        .compile(define(), &CompilationOptions::default(), mode, addr)
-        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
-        .to_string();
-    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
-        assert!(
-            src.contains(name),
-            "{lang} of {name} does not name the kernel"
-        );
-    }
-    (cuda, msl)
 }
 
 fn pass(

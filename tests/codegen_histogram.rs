@@ -4,32 +4,15 @@
 //! passes when both compilers report no error, the source names the kernel and, for the
 //! histograms, uses the atomic add.
 
-use cubecl::ir::TargetProperties;
+#[path = "common/codegen.rs"]
+mod codegen;
+
+use codegen::*;
 use cubecl::prelude::*;
-use cubecl::Compiler;
-use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
-use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
-use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::device::histogram::{histogram_global, histogram_shared};
 use cubeprim_kernels::device::scatter::scatter_by_index;
-use std::sync::Mutex;
 
-const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
 const THREADS: u32 = 256;
-
-fn settings(name: &str) -> (KernelBuilder, KernelSettings) {
-    let mut b = KernelBuilder::default();
-    b.runtime_properties(TargetProperties::default());
-    let s = KernelSettings::default()
-        .kernel_name(name)
-        .cube_dim(CubeDim::new_1d(THREADS))
-        .address_type(AddressType::U32);
-    (b, s)
-}
-
-fn u32_arg(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
-    <u32 as LaunchArg>::expand(&Default::default(), b)
-}
 
 /// `smem_bins`: `Some(words)` for the shared-memory kernel, `None` for the global one.
 fn define_histogram(
@@ -38,7 +21,7 @@ fn define_histogram(
     device_len: bool,
     wide: bool,
 ) -> KernelDefinition {
-    let (mut b, s) = settings(name);
+    let (mut b, s) = settings(name, THREADS);
     s.address_type.register(&mut b.scope);
     let keys = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let out = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
@@ -75,7 +58,7 @@ fn define_histogram(
 fn define_scatter<T: Numeric>(name: &str) -> KernelDefinition {
     use scatter_by_index::_T;
     type DT = DynamicScalar<_T>;
-    let (mut b, s) = settings(name);
+    let (mut b, s) = settings(name, THREADS);
     b.scope
         .register_type::<DT>(T::as_type_native_unchecked().storage_type());
     s.address_type.register(&mut b.scope);
@@ -85,41 +68,6 @@ fn define_scatter<T: Numeric>(name: &str) -> KernelDefinition {
     let n = u32_arg(&mut b);
     scatter_by_index::expand::<DT>(&mut b.scope, src, index, out, n);
     b.build(s)
-}
-
-/// cubecl-cpp numbers temporaries with a global counter: compile one kernel at a time.
-static COMPILER: Mutex<()> = Mutex::new(());
-
-fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
-    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
-    let addr = AddressType::U32.unsigned_type();
-    let cuda_opts = CompilationOptions {
-        warp_size: 32,
-        supports_features: CppSupportedFeatures {
-            grid_constants: true,
-            ..Default::default()
-        },
-    };
-    let cuda = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
-        .compile(define(), &cuda_opts, ExecutionMode::Unchecked, addr)
-        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
-        .to_string();
-    let msl = MslCompiler::default()
-        .compile(
-            define(),
-            &CompilationOptions::default(),
-            ExecutionMode::Unchecked,
-            addr,
-        )
-        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
-        .to_string();
-    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
-        assert!(
-            src.contains(name),
-            "{lang} of {name} does not name the kernel"
-        );
-    }
-    (cuda, msl)
 }
 
 #[test]

@@ -3,12 +3,11 @@
 //! `#[cube(launch_unchecked)]` generates for `CubeKernel::define`, minus the client. A variant
 //! passes when both compilers report no error and the source names the kernel.
 
-use cubecl::ir::TargetProperties;
+#[path = "common/codegen.rs"]
+mod codegen;
+
+use codegen::*;
 use cubecl::prelude::*;
-use cubecl::Compiler;
-use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
-use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
-use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::RadixConfig;
 use cubeprim_kernels::device::radix_histogram::radix_histogram;
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
@@ -16,28 +15,6 @@ use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use half::{bf16, f16};
-use std::sync::Mutex;
-
-const ARRAY: ArrayCompilationArg = ArrayCompilationArg { inplace: None };
-
-fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
-    let mut b = KernelBuilder::default();
-    b.runtime_properties(TargetProperties::default());
-    let s = KernelSettings::default()
-        .kernel_name(name)
-        .cube_dim(CubeDim::new_1d(threads))
-        .address_type(AddressType::U32);
-    (b, s)
-}
-
-fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
-    b.scope
-        .register_type::<DynamicScalar<M>>(E::as_type_native_unchecked().storage_type());
-}
-
-fn u32_arg(b: &mut KernelBuilder) -> <u32 as CubeType>::ExpandType {
-    <u32 as LaunchArg>::expand(&Default::default(), b)
-}
 
 fn define_histogram<T: Numeric>(
     name: &str,
@@ -228,41 +205,6 @@ fn define_search<T: Numeric, X: Numeric>(name: &str, right: bool) -> KernelDefin
         right,
     );
     b.build(s)
-}
-
-/// cubecl-cpp numbers temporaries with a global counter: compile one kernel at a time.
-static COMPILER: Mutex<()> = Mutex::new(());
-
-fn compile_both(name: &str, define: impl Fn() -> KernelDefinition) -> (String, String) {
-    let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
-    let addr = AddressType::U32.unsigned_type();
-    let cuda_opts = CompilationOptions {
-        warp_size: 32,
-        supports_features: CppSupportedFeatures {
-            grid_constants: true,
-            ..Default::default()
-        },
-    };
-    let cuda = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
-        .compile(define(), &cuda_opts, ExecutionMode::Unchecked, addr)
-        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
-        .to_string();
-    let msl = MslCompiler::default()
-        .compile(
-            define(),
-            &CompilationOptions::default(),
-            ExecutionMode::Unchecked,
-            addr,
-        )
-        .unwrap_or_else(|e| panic!("MSL of {name}: {e:?}"))
-        .to_string();
-    for (lang, src) in [("CUDA C++", &cuda), ("MSL", &msl)] {
-        assert!(
-            src.contains(name),
-            "{lang} of {name} does not name the kernel"
-        );
-    }
-    (cuda, msl)
 }
 
 /// The split ranking over shared-memory scans, and the ballot ranking on 32-lane planes with
