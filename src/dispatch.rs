@@ -45,11 +45,10 @@ macro_rules! with_dtype {
                 type $A = u64;
                 $body
             }
-            $crate::DType::U8 => {
-                type $T = u8;
-                type $A = u32;
-                $body
-            }
+            // Byte flags never reach a kernel as data: `with_flags!` reads them as u32 words and
+            // every entry point rejects U8 data with a typed error first. No arm, so no kernel
+            // is instantiated for u8.
+            $crate::DType::U8 => unreachable!("u8 is a flag dtype only, rejected before dispatch"),
         }
     };
 }
