@@ -24,6 +24,17 @@ const ROW_TILES: [(u32, u32); 9] = [
 /// Tiles of the device-wide passes, largest first.
 const DEVICE_TILES: [(u32, u32); 6] = [(256, 16), (256, 8), (128, 8), (64, 8), (64, 4), (32, 4)];
 
+/// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
+/// (else the plan's choice among [`ROW_TILES`]).
+fn row_tile_override() -> Option<(u32, u32)> {
+    static TILE: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
+    *TILE.get_or_init(|| {
+        let v = std::env::var("CUBEPRIM_ROW_TILE").ok()?;
+        let (a, b) = v.split_once('x')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    })
+}
+
 /// How the rows are sorted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -182,11 +193,17 @@ impl SortPlan {
         let dev_bytes = |c: RadixConfig| {
             radix_slots(c.tile_len()) * (ks + vs) + rank_bytes(c) + 8 * RADIX as usize + 256
         };
-        let row_tile = ROW_TILES
-            .iter()
-            .map(|&t| cfg_of(t))
-            .filter(|c| c.threads >= min_threads && row_bytes(*c) <= shared)
-            .find(|c| c.tile_len() as usize >= n.max(1));
+        let fits = |c: &RadixConfig| {
+            c.threads >= min_threads
+                && c.threads <= 1024
+                && (!c.plane_ops || c.threads.is_multiple_of(c.plane_max))
+                && row_bytes(*c) <= shared
+                && c.tile_len() as usize >= n.max(1)
+        };
+        let row_tile = row_tile_override()
+            .map(cfg_of)
+            .filter(fits)
+            .or_else(|| ROW_TILES.iter().map(|&t| cfg_of(t)).find(fits));
         let in_cube = !device_len && matches!(values, ValueKind::None | ValueKind::Indices(_));
         if let (true, Some(cfg)) = (in_cube, row_tile) {
             return Ok(Self {

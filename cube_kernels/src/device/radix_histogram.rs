@@ -71,12 +71,23 @@ pub fn radix_histogram<T: Numeric>(
         let len = radix_row_len(n, count, device_len);
         let start = tile * comptime![cfg.tile_len()];
         let base = radix_row_base(row, n, layout, strided);
+        // Every load is issued before the first atomic: interleaved, each key's load would
+        // wait on the atomic before it and the kernel would run at a third of the bandwidth.
+        let mut digits = Array::<u32>::new(comptime![cfg.items as usize]);
         #[unroll]
         for k in 0..comptime![cfg.items] {
             let i = start + k * threads + t;
+            let mut d = 256u32; // RADIX: no digit
             if i < len {
                 let key = keys[base + i as usize * in_stride as usize];
-                let d = radix_digit::<T>(key, shift, mask, flip);
+                d = radix_digit::<T>(key, shift, mask, flip);
+            }
+            digits[k as usize] = d;
+        }
+        #[unroll]
+        for k in 0..comptime![cfg.items] {
+            let d = digits[k as usize];
+            if d < RADIX {
                 hist[d as usize].fetch_add(1u32);
             }
         }
