@@ -171,8 +171,21 @@ fn rankings_follow_the_plane_setting() {
                 p == PlaneOps::Force,
                 "{shape:?} {p:?}: {plan:?}"
             );
+            // Device-wide sorts with the ballot ranking run as onesweep passes (unless
+            // `CUBEPRIM_SORT_ONESWEEP=0`).
+            let onesweep = p == PlaneOps::Force
+                && plan.route == cubeprim::sort::Route::DeviceWide
+                && std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() != Ok("0");
+            assert_eq!(
+                plan.onesweep.is_some(),
+                onesweep,
+                "{shape:?} {p:?}: {plan:?}"
+            );
             if p == PlaneOps::Force {
-                eprintln!("{shape:?}: {:?} tile {:?}", plan.route, plan.cfg);
+                eprintln!(
+                    "{shape:?}: {:?} tile {:?}, onesweep {:?}",
+                    plan.route, plan.cfg, plan.onesweep
+                );
             }
         }
     }
@@ -429,15 +442,23 @@ fn device_resident_length() {
     let vals: Vec<u32> = (0..cap as u32).collect();
     let x = upload(&c, &keys, &[cap]);
     let v = upload(&c, &vals, &[cap]);
-    let bytes = cubeprim::sort_workspace_bytes(
-        &c,
-        &[cap],
-        DType::F32,
-        Payload::Values(DType::U32),
-        true,
-        SortOptions::default(),
-    )
-    .unwrap();
+    // Sized for both rankings (the ballot ranking's onesweep passes need less than the
+    // histogram → scan → scatter passes).
+    let bytes = RANKINGS
+        .map(|p| {
+            cubeprim::sort_workspace_bytes(
+                &c,
+                &[cap],
+                DType::F32,
+                Payload::Values(DType::U32),
+                true,
+                ranked(p),
+            )
+            .unwrap()
+        })
+        .into_iter()
+        .max()
+        .unwrap();
     let mut ws = Workspace::with_capacity(&c, bytes);
     let cases = RANKINGS.map(|p| [0u32, 1, 2049, 6999, 7000, 9000].map(|count| (p, count)));
     for (p, count) in cases.into_iter().flatten() {
