@@ -129,7 +129,7 @@ impl Pass {
 /// `CUBEPRIM_FORCE_PLANE_OPS=1` (testing): the single-pass kernels use plane operations even
 /// where the runtime does not announce them (wgpu does not on CPU adapters, which run them:
 /// lavapipe), so that their plane variants run in CI.
-fn force_plane_ops() -> bool {
+pub(crate) fn force_plane_ops() -> bool {
     static FORCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FORCE.get_or_init(|| std::env::var("CUBEPRIM_FORCE_PLANE_OPS").as_deref() == Ok("1"))
 }

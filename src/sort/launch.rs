@@ -6,7 +6,10 @@ use crate::{DType, DeviceTensor, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
+use cubeprim_kernels::device::fill::fill_u32;
 use cubeprim_kernels::device::radix_histogram::radix_histogram;
+use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
+use cubeprim_kernels::device::radix_onesweep::radix_onesweep;
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
@@ -240,6 +243,14 @@ fn device_wide<R: Runtime>(
         0,
         DType::U32,
     );
+    let flip = if b.descending { u32::MAX } else { 0 };
+    let totals = sub(&temp, t.totals, 4 * t.totals_len.max(1));
+    let state = sub(&temp, t.state, 4 * t.state_len.max(1));
+    if plan.onesweep.is_some() {
+        // Every pass's digit totals, from the first pass's input.
+        fill_zero(client, &totals, t.totals_len);
+        launch_histogram_all(client, plan, key, b, &totals, flip, &dummy);
+    }
     let p_last = plan.passes - 1;
     // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot).
     let full_rows = b.out_cols as usize == plan.n;
@@ -272,7 +283,6 @@ fn device_wide<R: Runtime>(
             &val_tmp[(p % 2) as usize]
         }
     };
-    let flip = if b.descending { u32::MAX } else { 0 };
     for p in 0..plan.passes {
         let (shift, bits) = if plan.end_bit == plan.begin_bit {
             (0, 0)
@@ -313,6 +323,13 @@ fn device_wide<R: Runtime>(
             shift,
             bits,
         };
+        if plan.onesweep.is_some() {
+            fill_zero(client, &state, t.state_len);
+            launch_onesweep(
+                client, plan, key, vk, b, &pass, p, &totals, &state, flip, &dummy,
+            );
+            continue;
+        }
         let mask = if bits == 0 { 0 } else { (1u32 << bits) - 1 };
         launch_histogram(client, plan, key, b, &pass, &counts, mask, flip, &dummy);
         scan_into(
@@ -328,6 +345,150 @@ fn device_wide<R: Runtime>(
         launch_scatter(client, plan, key, vk, b, &pass, &offsets, flip, &dummy);
     }
     Ok(())
+}
+
+/// Zeroes the first `words` words of `h`.
+fn fill_zero<R: Runtime>(client: &ComputeClient<R>, h: &Handle, words: usize) {
+    let cubes = words.div_ceil(256).max(1) as u32;
+    fill_u32::launch::<R>(
+        client,
+        CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
+        CubeDim::new_1d(256),
+        arg(h, words),
+        0u32,
+    );
+}
+
+/// Onesweep's histogram of every pass's digits, from the first pass's input (`b.keys`).
+fn launch_histogram_all<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    b: &SortBuffers<'_>,
+    totals: &Handle,
+    flip: u32,
+    dummy: &Handle,
+) {
+    let o = plan.onesweep.expect("a onesweep plan");
+    let cubes = plan.rows as u32 * o.hist_cubes_per_row;
+    with_key!(key, |K| unsafe {
+        radix_histogram_all::launch_unchecked::<K, R>(
+            client,
+            SortPlan::cube_count(cubes),
+            CubeDim::new_1d(plan.cfg.threads),
+            arg(&b.keys.handle, b.keys.len),
+            arg(totals, plan.temp.totals_len),
+            arg(&b.keys.layout, b.keys.layout_len),
+            arg(b.count.unwrap_or(dummy), 1),
+            plan.n as u32,
+            o.hist_cubes_per_row,
+            cubes,
+            o.hist_rounds,
+            b.keys.stride,
+            1,
+            plan.begin_bit,
+            plan.end_bit,
+            flip,
+            plan.cfg.threads,
+            o.hist_items,
+            plan.passes,
+            b.count.is_some(),
+        )
+    });
+}
+
+/// One onesweep pass (`p`): rank, look back over the digit counts of the tiles before, scatter.
+#[allow(clippy::too_many_arguments)]
+fn launch_onesweep<R: Runtime>(
+    client: &ComputeClient<R>,
+    plan: &SortPlan,
+    key: DType,
+    vk: ValueKind,
+    b: &SortBuffers<'_>,
+    pass: &Pass<'_>,
+    p: u32,
+    totals: &Handle,
+    state: &Handle,
+    flip: u32,
+    dummy: &Handle,
+) {
+    let o = plan.onesweep.expect("a onesweep plan");
+    let data = plan.rows * plan.n;
+    let out_len = plan.rows * b.out_cols as usize;
+    let has_values = pass.values != RadixValues::None;
+    let state_len = plan.temp.state_len;
+    // The state again for plain polling loads (CUDA); wgpu may not bind one buffer twice.
+    let (view, view_len) = if o.lookback.plain_reads {
+        (state, state_len)
+    } else {
+        (dummy, 1)
+    };
+    with_key!(key, |K| {
+        macro_rules! go {
+            ($VI:ty, $VO:ty) => {
+                unsafe {
+                    radix_onesweep::launch_unchecked::<K, $VI, $VO, R>(
+                        client,
+                        SortPlan::cube_count(plan.num_tiles),
+                        CubeDim::new_1d(plan.cfg.threads),
+                        arg(pass.keys_in, pass.keys_in_len),
+                        arg(
+                            pass.values_in,
+                            if pass.values == RadixValues::Load {
+                                data
+                            } else {
+                                1
+                            },
+                        ),
+                        arg(
+                            pass.keys_out.unwrap_or(dummy),
+                            if pass.keys_out.is_some() {
+                                out_len.max(data)
+                            } else {
+                                1
+                            },
+                        ),
+                        arg(
+                            pass.values_out,
+                            if has_values { out_len.max(data) } else { 1 },
+                        ),
+                        arg(totals, plan.temp.totals_len),
+                        arg(state, state_len),
+                        arg(view, view_len),
+                        arg(pass.layout, pass.layout_len),
+                        arg(b.count.unwrap_or(dummy), 1),
+                        plan.n as u32,
+                        plan.tiles_per_row,
+                        plan.num_tiles,
+                        pass.in_stride,
+                        pass.strided,
+                        pass.out_cols,
+                        pass.shift,
+                        pass.bits,
+                        flip,
+                        p,
+                        plan.passes,
+                        plan.cfg,
+                        b.count.is_some(),
+                        pass.values,
+                        pass.keys_out.is_some(),
+                        o.lookback,
+                    )
+                }
+            };
+        }
+        match vk {
+            ValueKind::None => go!(u32, u32),
+            ValueKind::Indices(_) if pass.widen => go!(u32, i64),
+            ValueKind::Indices(_) => go!(u32, u32),
+            ValueKind::Values(d) => match d {
+                DType::F16 => go!(f16, f16),
+                DType::BF16 => go!(bf16, bf16),
+                d if d.size() == 8 => go!(u64, u64),
+                _ => go!(u32, u32),
+            },
+        }
+    });
 }
 
 #[allow(clippy::too_many_arguments)]

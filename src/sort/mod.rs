@@ -34,7 +34,7 @@ use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use launch::{with_key, KeysIn, SortBuffers};
 use plan::ValueKind;
-pub use plan::{Route, SelectPlan, SortPlan};
+pub use plan::{OnesweepPlan, Route, SelectPlan, SortPlan};
 
 /// How [`top_k_with`] finds the `k` best keys of each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -8,6 +8,9 @@ use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::{match_counter_slots, radix_slots, RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::radix_histogram::RADIX;
+use cubeprim_kernels::device::radix_onesweep::{
+    onesweep_extra_shared_bytes, onesweep_state_words, OnesweepLookback, MAX_ROW,
+};
 
 /// Tiles of the in-cube row sort, smallest first: (units, keys per unit).
 const ROW_TILES: [(u32, u32); 9] = [
@@ -40,7 +43,8 @@ fn row_tile_override() -> Option<(u32, u32)> {
 pub enum Route {
     /// Each row inside one cube (rows that fit one tile).
     InCube,
-    /// Device-wide passes: per digit, tile histograms → scan of the counts → scatter.
+    /// Device-wide passes: per digit, tile histograms → scan of the counts → scatter; or, with
+    /// [`SortPlan::onesweep`], one histogram of every digit, then one kernel per digit.
     DeviceWide,
 }
 
@@ -73,7 +77,26 @@ pub struct TempLayout {
     pub keys: [usize; 2],
     pub values: [usize; 2],
     pub counts_len: usize,
+    /// Onesweep: the digit totals of every row and pass (`totals_len` words) and the look-back
+    /// state of one pass (`state_len` words, zeroed before each pass).
+    pub totals: usize,
+    pub totals_len: usize,
+    pub state: usize,
+    pub state_len: usize,
     pub total: usize,
+}
+
+/// The onesweep form of the device-wide route
+/// ([`radix_histogram_all`](cubeprim_kernels::device::radix_histogram_all) once, then
+/// [`radix_onesweep`](cubeprim_kernels::device::radix_onesweep) per digit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnesweepPlan {
+    /// Histogram kernel: keys per unit per round, cubes per row, rounds (tiles of
+    /// `cfg.threads * hist_items` keys) per cube.
+    pub hist_items: u32,
+    pub hist_cubes_per_row: u32,
+    pub hist_rounds: u32,
+    pub lookback: OnesweepLookback,
 }
 
 /// Everything a sort launch needs.
@@ -91,6 +114,9 @@ pub struct SortPlan {
     /// Look-back state of the scan of the counts (device-wide only).
     pub state_bytes: usize,
     pub temp: TempLayout,
+    /// Device-wide sorts run as onesweep passes when set (ballot ranking and rows shorter than
+    /// 2^30 keys, unless `CUBEPRIM_SORT_ONESWEEP=0`), else histogram → scan → scatter.
+    pub onesweep: Option<OnesweepPlan>,
     /// The scan of the counts, `[rows, 256 * tiles_per_row]`.
     pub counts_shape: [usize; 2],
 }
@@ -103,13 +129,33 @@ fn align(b: usize) -> usize {
     b.div_ceil(256) * 256
 }
 
-/// Whether the cube scans use plane operations.
+/// Whether the cube scans use plane operations (`Auto` also under `CUBEPRIM_FORCE_PLANE_OPS=1`,
+/// see [`force_plane_ops`](crate::select::plan::force_plane_ops)).
 pub fn plane_ops<R: Runtime>(client: &ComputeClient<R>, p: PlaneOps) -> bool {
     match p {
-        PlaneOps::Auto => client.features().plane.contains(Plane::Ops),
+        PlaneOps::Auto => {
+            client.features().plane.contains(Plane::Ops) || crate::select::plan::force_plane_ops()
+        }
         PlaneOps::Force => true,
         PlaneOps::Off => false,
     }
+}
+
+/// Whether device-wide sorts may run as onesweep passes: unless `CUBEPRIM_SORT_ONESWEEP=0`
+/// (read at each plan, so that one process can compare both forms).
+pub fn onesweep_enabled() -> bool {
+    std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() != Ok("0")
+}
+
+/// Look-back rounds a onesweep digit waits on a silent predecessor before counting its keys
+/// itself: long on CUDA (resident cubes all make progress), short elsewhere; the testing knob
+/// `CUBEPRIM_SORT_ONESWEEP_SPINS` overrides it (1: count every predecessor not yet published).
+fn onesweep_spins(cuda: bool) -> u32 {
+    std::env::var("CUBEPRIM_SORT_ONESWEEP_SPINS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .map(|v| v.max(1))
+        .unwrap_or(if cuda { 1024 } else { 16 })
 }
 
 /// A radix tile of `threads` units of `items` keys on this client. With `plane_ops`, tiles are
@@ -190,8 +236,16 @@ impl SortPlan {
             };
             radix_slots(c.tile_len()) * (ks + idx) + rank_bytes(c) + 256
         };
+        // Onesweep applies where tiles are ranked by ballots (plane widths permitting) and rows
+        // are shorter than the 30-bit counts of its look-back state.
+        let onesweep = onesweep_enabled() && n < MAX_ROW && cfg_of((32, 1)).plane_ops;
         let dev_bytes = |c: RadixConfig| {
-            radix_slots(c.tile_len()) * (ks + vs) + rank_bytes(c) + 8 * RADIX as usize + 256
+            let extra = if onesweep {
+                onesweep_extra_shared_bytes(c.threads)
+            } else {
+                0
+            };
+            radix_slots(c.tile_len()) * (ks + vs) + rank_bytes(c) + 8 * RADIX as usize + 256 + extra
         };
         let fits = |c: &RadixConfig| {
             c.threads >= min_threads
@@ -218,6 +272,7 @@ impl SortPlan {
                 num_tiles: to_u32(rows, "row count")?,
                 state_bytes: 0,
                 temp: TempLayout::default(),
+                onesweep: None,
                 counts_shape: [0, 0],
             });
         }
@@ -255,17 +310,50 @@ impl SortPlan {
         }
         let tiles_per_row = to_u32(n.div_ceil(cfg.tile_len() as usize).max(1), "tile count")?;
         let num_tiles = to_u32(rows * tiles_per_row as usize, "tile count")?;
-        let counts_len = rows * RADIX as usize * tiles_per_row as usize;
-        to_u32(counts_len, "digit-count table")?;
-        let counts_shape = [rows, RADIX as usize * tiles_per_row as usize];
-        let state_bytes = scan_workspace_bytes(
-            client,
-            &counts_shape,
-            1,
-            DType::U32,
-            false,
-            ScanOptions::default().exclusive().plane_ops(opts.plane_ops),
-        )?;
+        let onesweep = (onesweep && cfg.plane_ops).then(|| {
+            // Histogram tiles of 16 keys per unit (8 of 8-byte keys); about 8 cubes per SM
+            // (256 without a count), each over consecutive tiles of its row.
+            let hist_items = if ks > 4 { 8 } else { 16 };
+            let hist_tile = (cfg.threads * hist_items) as usize;
+            let hw = &client.properties().hardware;
+            let target = hw
+                .num_streaming_multiprocessors
+                .map_or(256, |s| 8 * s as usize);
+            let tiles = n.div_ceil(hist_tile).max(1);
+            let per_row = tiles.min(target.div_ceil(rows.max(1)).max(1));
+            let rounds = tiles.div_ceil(per_row);
+            OnesweepPlan {
+                hist_items,
+                hist_cubes_per_row: tiles.div_ceil(rounds) as u32,
+                hist_rounds: rounds as u32,
+                lookback: OnesweepLookback {
+                    spins: onesweep_spins(R::name(client) == "cuda"),
+                    steps: 8,
+                    plain_reads: R::name(client) == "cuda",
+                },
+            }
+        });
+        let (counts_len, counts_shape, state_bytes) = if onesweep.is_some() {
+            to_u32(
+                rows * onesweep_hist_cubes(&onesweep),
+                "histogram cube count",
+            )?;
+            to_u32(onesweep_state_words(num_tiles), "onesweep state")?;
+            (0, [0, 0], 0)
+        } else {
+            let counts_len = rows * RADIX as usize * tiles_per_row as usize;
+            to_u32(counts_len, "digit-count table")?;
+            let counts_shape = [rows, RADIX as usize * tiles_per_row as usize];
+            let state_bytes = scan_workspace_bytes(
+                client,
+                &counts_shape,
+                1,
+                DType::U32,
+                false,
+                ScanOptions::default().exclusive().plane_ops(opts.plane_ops),
+            )?;
+            (counts_len, counts_shape, state_bytes)
+        };
         let mut at = 0usize;
         let mut region = |bytes: usize| {
             let r = at;
@@ -274,6 +362,16 @@ impl SortPlan {
         };
         let counts = region(4 * counts_len);
         let offsets = region(4 * counts_len);
+        let (totals_len, state_len) = if onesweep.is_some() {
+            (
+                rows * passes as usize * RADIX as usize,
+                onesweep_state_words(num_tiles),
+            )
+        } else {
+            (0, 0)
+        };
+        let totals = region(4 * totals_len);
+        let state = region(4 * state_len);
         let data = rows * n;
         let (mut keys, mut vals) = ([0; 2], [0; 2]);
         if passes > 1 {
@@ -288,6 +386,10 @@ impl SortPlan {
             keys,
             values: vals,
             counts_len,
+            totals,
+            totals_len,
+            state,
+            state_len,
             total: at,
         };
         Ok(Self {
@@ -302,6 +404,7 @@ impl SortPlan {
             num_tiles,
             state_bytes,
             temp,
+            onesweep,
             counts_shape,
         })
     }
@@ -320,6 +423,10 @@ impl SortPlan {
         let y = cubes.div_ceil(x).max(1);
         CubeCount::Static(x, y, 1)
     }
+}
+
+fn onesweep_hist_cubes(o: &Option<OnesweepPlan>) -> usize {
+    o.map_or(0, |o| o.hist_cubes_per_row as usize)
 }
 
 /// The tile of the selection top-k ([`cubeprim_kernels::device::radix_select_rows`]): rows of

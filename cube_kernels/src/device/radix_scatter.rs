@@ -148,20 +148,44 @@ fn scatter_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
     #[comptime] values: RadixValues,
     #[comptime] write_keys: bool,
 ) {
-    let t = UNIT_POS;
-    let threads = comptime![cfg.threads];
+    let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
+    let mut ranks = Array::<u32>::new(comptime![cfg.items as usize]);
+    rank_tile_match::<T>(
+        keys_in, base, start, valid, in_stride, shift, bits, flip, &mut keys, &mut ranks, starts,
+        cfg,
+    );
+    write_ranked_match::<T, VI, VO>(
+        &keys, &ranks, values_in, keys_out, values_out, vbase, start, valid, shift, bits, flip,
+        starts, firsts, out_row, out_cols, cfg, values, write_keys,
+    );
+}
+
+/// First half of [`scatter_ranked_match`]: reads the tile's keys warp-striped into `keys` and
+/// ranks them by digit (`ranks`; `starts[d]`: the first rank of digit `d`, see
+/// [`tile_rank_match`]). Keys past `valid` rank last, as digit `(1 << bits) - 1`. The caller
+/// syncs the cube before reading `starts`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn rank_tile_match<T: Numeric>(
+    keys_in: &Array<T>,
+    base: usize,
+    start: u32,
+    valid: u32,
+    in_stride: u32,
+    shift: u32,
+    bits: u32,
+    flip: u32,
+    keys: &mut Array<T>,
+    ranks: &mut Array<u32>,
+    starts: &mut SharedMemory<u32>,
+    #[comptime] cfg: RadixConfig,
+) {
     let items = comptime![cfg.items];
-    let slots = comptime![radix_slots(cfg.tile_len())];
-    let has_values = comptime![values != RadixValues::None];
     let mask = (1u32 << bits) - 1u32;
-    let mut keys_sh = SharedMemory::<T>::new(slots);
-    let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
     let mut counters = SharedMemory::<u32>::new(comptime![match_counter_slots(&cfg)]);
     let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
     let mut scan_i = SharedMemory::<u32>::new(1usize);
-    let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
     let mut digits = Array::<u32>::new(comptime![cfg.items as usize]);
-    let mut ranks = Array::<u32>::new(comptime![cfg.items as usize]);
     #[unroll]
     for i in 0..items {
         let j = warp_striped_pos(i, items);
@@ -175,7 +199,7 @@ fn scatter_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
     }
     tile_rank_match(
         &digits,
-        &mut ranks,
+        ranks,
         &mut counters,
         starts,
         &mut scan_v,
@@ -183,6 +207,41 @@ fn scatter_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
         cfg,
         true,
     );
+}
+
+/// Second half of [`scatter_ranked_match`]: places the keys ranked by [`rank_tile_match`] (and
+/// their values) in shared memory in tile order and writes each to
+/// `firsts[d] + rank - starts[d]` of its row (dropped past `out_cols`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn write_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
+    keys: &Array<T>,
+    ranks: &Array<u32>,
+    values_in: &Array<VI>,
+    keys_out: &mut Array<T>,
+    values_out: &mut Array<VO>,
+    vbase: usize,
+    start: u32,
+    valid: u32,
+    shift: u32,
+    bits: u32,
+    flip: u32,
+    starts: &SharedMemory<u32>,
+    firsts: &SharedMemory<u32>,
+    out_row: usize,
+    out_cols: u32,
+    #[comptime] cfg: RadixConfig,
+    #[comptime] values: RadixValues,
+    #[comptime] write_keys: bool,
+) {
+    let t = UNIT_POS;
+    let threads = comptime![cfg.threads];
+    let items = comptime![cfg.items];
+    let slots = comptime![radix_slots(cfg.tile_len())];
+    let has_values = comptime![values != RadixValues::None];
+    let mask = (1u32 << bits) - 1u32;
+    let mut keys_sh = SharedMemory::<T>::new(slots);
+    let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
     #[unroll]
     for i in 0..items {
         let j = warp_striped_pos(i, items);
