@@ -125,15 +125,17 @@ pub fn tile_rank_match(
         let mut below = 0u32;
         let mut count = 0u32;
         let mut leader = 0u32;
-        let mut found = false;
+        // A u32 flag: the flag is set under a runtime condition inside an unrolled loop, and
+        // it must stay a runtime variable (a bool initialised from a literal may not).
+        let mut found = u32::new(0);
         #[unroll]
         for k in 0..words {
             let m = lanes[k as usize];
             below += (m & lanes_below[k as usize]).count_ones();
             count += m.count_ones();
-            if m != 0u32 && !found {
+            if m != 0u32 && found == 0u32 {
                 leader = 32u32 * k + m.trailing_zeros();
-                found = true;
+                found = 1u32;
             }
         }
         let at = radix_slot(d * planes + plane);
