@@ -127,17 +127,21 @@ fn sort_passes_match<T: Numeric>(
         let shift = begin_bit + p * DIGIT_BITS;
         let bits = select(end_bit - shift < DIGIT_BITS, end_bit - shift, DIGIT_BITS);
         let mask = (1u32 << bits) - 1u32;
-        // Only the digits are held through the ranking; keys and positions are read again
-        // after it (fewer registers live in the ballot loop: more cubes per multiprocessor).
         #[unroll]
         for i in 0..items {
             let j = warp_striped_pos(i, items);
+            let at = radix_slot(j);
+            keys[i as usize] = keys_sh[at];
+            if comptime![indexed] {
+                vals[i as usize] = vals_sh[at];
+            }
             let mut d = mask;
             if j < n {
-                d = radix_digit::<T>(keys_sh[radix_slot(j)], shift, mask, flip);
+                d = radix_digit::<T>(keys[i as usize], shift, mask, flip);
             }
             digits[i as usize] = d;
         }
+        // Every unit has read its keys once this returns.
         tile_rank_match(
             &digits,
             &mut ranks,
@@ -148,15 +152,6 @@ fn sort_passes_match<T: Numeric>(
             cfg,
             false,
         );
-        #[unroll]
-        for i in 0..items {
-            let at = radix_slot(warp_striped_pos(i, items));
-            keys[i as usize] = keys_sh[at];
-            if comptime![indexed] {
-                vals[i as usize] = vals_sh[at];
-            }
-        }
-        sync_cube();
         #[unroll]
         for i in 0..items {
             let at = radix_slot(ranks[i as usize]);
