@@ -62,11 +62,7 @@ fn unit_runs<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
         let q = first_vec + k;
         let e0 = q * nlu;
         if e0 < n {
-            let kv = keys[q as usize];
-            let mut vv = Vector::<V, N>::empty();
-            if comptime![!ones] {
-                vv = values[q as usize];
-            }
+            let (kv, vv) = load_vector::<K, V, N>(keys, values, q, ones);
             #[unroll]
             for l in 0..nl {
                 let i = e0 + (l as u32);
@@ -433,6 +429,21 @@ pub fn padded_len(elems: usize) -> usize {
     elems + elems / 32
 }
 
+/// Vector `q` of the keys and, unless `ones`, of the values.
+#[cube]
+fn load_vector<K: Numeric, V: Numeric, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    values: &Array<Vector<V, N>>,
+    q: u32,
+    #[comptime] ones: bool,
+) -> (Vector<K, N>, Vector<V, N>) {
+    let mut vv = Vector::<V, N>::empty();
+    if comptime![!ones] {
+        vv = values[q as usize];
+    }
+    (keys[q as usize], vv)
+}
+
 /// Stages vector `q` of the input (keys, and values unless `ones`) at local vector `lv`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -446,11 +457,7 @@ fn stage_vector<K: Numeric, V: Numeric, A: Numeric, N: Size>(
     #[comptime] ones: bool,
 ) {
     let nl = N::value();
-    let kv = keys[q as usize];
-    let mut vv = Vector::<V, N>::empty();
-    if comptime![!ones] {
-        vv = values[q as usize];
-    }
+    let (kv, vv) = load_vector::<K, V, N>(keys, values, q, ones);
     #[unroll]
     for l in 0..nl {
         let e = lv * (nl as u32) + (l as u32);
