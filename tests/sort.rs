@@ -14,8 +14,8 @@ mod common;
 use common::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{
-    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, PlaneOps, Side, SortOptions,
-    SortTuning, TopKMethod, Workspace,
+    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, PlaneOps, Side, SortAlgorithm,
+    SortOptions, SortTuning, TopKMethod, Workspace,
 };
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -171,11 +171,11 @@ fn rankings_follow_the_plane_setting() {
                 p == PlaneOps::Force,
                 "{shape:?} {p:?}: {plan:?}"
             );
-            // Device-wide sorts with the ballot ranking run as onesweep passes (unless
-            // `CUBEPRIM_SORT_ONESWEEP=0`).
+            // `SortAlgorithm::Auto` runs device-wide sorts as onesweep passes only under
+            // `CUBEPRIM_SORT_ONESWEEP=1` (and only with the ballot ranking).
             let onesweep = p == PlaneOps::Force
                 && plan.route == cubeprim::sort::Route::DeviceWide
-                && std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() != Ok("0");
+                && std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() == Ok("1");
             assert_eq!(
                 plan.onesweep.is_some(),
                 onesweep,
@@ -324,7 +324,12 @@ fn a_few_million_keys() {
     }
 }
 
-/// Onesweep passes (the default device-wide form with the ballot ranking) over many tiles:
+/// Options that ask for onesweep passes with the ranking `p`.
+fn onesweep(p: PlaneOps) -> SortOptions {
+    ranked(p).algorithm(SortAlgorithm::Onesweep)
+}
+
+/// Onesweep passes (asked for: `SortAlgorithm::Onesweep`, with the ballot ranking) over many tiles:
 /// look-backs walk long chains of predecessors, and on lavapipe (cubes of one pass run side by
 /// side) they meet predecessors that have published nothing, so the fallback (a cube counting
 /// a predecessor's digits itself) runs too. Pairs with 8-byte values, i64 argsort descending,
@@ -343,11 +348,10 @@ fn onesweep_many_tiles() {
         DType::F32,
         Payload::Values(DType::U64),
         false,
-        ranked(p),
+        onesweep(p),
     )
     .unwrap();
-    let onesweep = std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() != Ok("0");
-    assert_eq!(plan.onesweep.is_some(), onesweep, "{plan:?}");
+    assert!(plan.onesweep.is_some(), "{plan:?}");
     assert!(plan.tiles_per_row >= 128, "{plan:?}");
 
     // f32 keys with ties and special values, u64 values.
@@ -359,7 +363,7 @@ fn onesweep_many_tiles() {
             &c,
             &upload(&c, &keys, &[n]),
             &upload(&c, &vals, &[n]),
-            ranked(p),
+            onesweep(p),
             &mut ws,
         )
         .unwrap();
@@ -386,7 +390,7 @@ fn onesweep_many_tiles() {
         &mut ws,
         &k32,
         &[n],
-        ranked(p).descending(),
+        onesweep(p).descending(),
         IndexType::I64,
     );
     let (b, e) = (3, 21);
@@ -394,7 +398,7 @@ fn onesweep_many_tiles() {
         &c,
         &upload(&c, &k32, &[n]),
         IndexType::U32,
-        ranked(p).bits(b, e),
+        onesweep(p).bits(b, e),
         &mut ws,
     )
     .unwrap();
@@ -408,7 +412,7 @@ fn onesweep_many_tiles() {
     // Several long rows, and the same rows as a strided (transposed) view.
     let (rows, m) = (3, 300_000);
     let data: Vec<i32> = (0..rows * m).map(|_| r.random_range(-3000..3000)).collect();
-    check_rows(&c, &mut ws, &data, &[rows, m], ranked(p), IndexType::U32);
+    check_rows(&c, &mut ws, &data, &[rows, m], onesweep(p), IndexType::U32);
     let t = upload(&c, &data, &[m, rows]).transpose(0, 1);
     let view = gather_view(&data, &t.shape, &t.strides, t.offset);
     check_view(
@@ -416,7 +420,7 @@ fn onesweep_many_tiles() {
         &mut ws,
         &t,
         &view,
-        ranked(p).descending(),
+        onesweep(p).descending(),
         IndexType::U32,
     );
 

@@ -1,6 +1,6 @@
 //! Plain data chosen on the host: how a sort is cut into rows, tiles and digit passes.
 
-use super::SortOptions;
+use super::{SortAlgorithm, SortOptions};
 use crate::scan::{scan_workspace_bytes, PlaneOps, ScanOptions};
 use crate::workspace::workspace_bytes;
 use crate::{DType, Error, Result};
@@ -141,10 +141,15 @@ pub fn plane_ops<R: Runtime>(client: &ComputeClient<R>, p: PlaneOps) -> bool {
     }
 }
 
-/// Whether device-wide sorts may run as onesweep passes: unless `CUBEPRIM_SORT_ONESWEEP=0`
-/// (read at each plan, so that one process can compare both forms).
-pub fn onesweep_enabled() -> bool {
-    std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() != Ok("0")
+/// Whether device-wide sorts may run as onesweep passes: asked for, or with
+/// [`SortAlgorithm::Auto`] only under `CUBEPRIM_SORT_ONESWEEP=1` (read at each plan, so that
+/// one process can compare both forms).
+pub fn onesweep_wanted(a: SortAlgorithm) -> bool {
+    match a {
+        SortAlgorithm::Onesweep => true,
+        SortAlgorithm::ReduceThenScan => false,
+        SortAlgorithm::Auto => std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() == Ok("1"),
+    }
 }
 
 /// Look-back rounds a onesweep digit waits on a silent predecessor before counting its keys
@@ -238,7 +243,7 @@ impl SortPlan {
         };
         // Onesweep applies where tiles are ranked by ballots (plane widths permitting) and rows
         // are shorter than the 30-bit counts of its look-back state.
-        let onesweep = onesweep_enabled() && n < MAX_ROW && cfg_of((32, 1)).plane_ops;
+        let onesweep = onesweep_wanted(opts.algorithm) && n < MAX_ROW && cfg_of((32, 1)).plane_ops;
         let dev_bytes = |c: RadixConfig| {
             let extra = if onesweep {
                 onesweep_extra_shared_bytes(c.threads)
