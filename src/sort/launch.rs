@@ -193,6 +193,32 @@ struct Pass<'h> {
     bits: u32,
 }
 
+impl Pass<'_> {
+    /// The keys and values a scatter pass reads and writes, as launch arguments (`data`: keys
+    /// of the input, `out_len`: of the outputs).
+    fn io_args<R: Runtime>(
+        &self,
+        data: usize,
+        out_len: usize,
+        dummy: &Handle,
+    ) -> (ArrayArg<R>, ArrayArg<R>, ArrayArg<R>, ArrayArg<R>) {
+        let load = self.values == RadixValues::Load;
+        let has_values = self.values != RadixValues::None;
+        (
+            arg(self.keys_in, self.keys_in_len),
+            arg(self.values_in, if load { data } else { 1 }),
+            match self.keys_out {
+                Some(k) => arg(k, out_len.max(data)),
+                None => arg(dummy, 1),
+            },
+            arg(
+                self.values_out,
+                if has_values { out_len.max(data) } else { 1 },
+            ),
+        )
+    }
+}
+
 fn device_wide<R: Runtime>(
     client: &ComputeClient<R>,
     plan: &SortPlan,
@@ -415,7 +441,6 @@ fn launch_onesweep<R: Runtime>(
     let o = plan.onesweep.expect("a onesweep plan");
     let data = plan.rows * plan.n;
     let out_len = plan.rows * b.out_cols as usize;
-    let has_values = pass.values != RadixValues::None;
     let state_len = plan.temp.state_len;
     // The state again for plain polling loads (CUDA); wgpu may not bind one buffer twice.
     let (view, view_len) = if o.lookback.plain_reads {
@@ -425,33 +450,17 @@ fn launch_onesweep<R: Runtime>(
     };
     with_key!(key, |K| {
         macro_rules! go {
-            ($VI:ty, $VO:ty) => {
+            ($VI:ty, $VO:ty) => {{
+                let io = pass.io_args::<R>(data, out_len, dummy);
                 unsafe {
                     radix_onesweep::launch_unchecked::<K, $VI, $VO, R>(
                         client,
                         SortPlan::cube_count(plan.num_tiles),
                         CubeDim::new_1d(plan.cfg.threads),
-                        arg(pass.keys_in, pass.keys_in_len),
-                        arg(
-                            pass.values_in,
-                            if pass.values == RadixValues::Load {
-                                data
-                            } else {
-                                1
-                            },
-                        ),
-                        arg(
-                            pass.keys_out.unwrap_or(dummy),
-                            if pass.keys_out.is_some() {
-                                out_len.max(data)
-                            } else {
-                                1
-                            },
-                        ),
-                        arg(
-                            pass.values_out,
-                            if has_values { out_len.max(data) } else { 1 },
-                        ),
+                        io.0,
+                        io.1,
+                        io.2,
+                        io.3,
                         arg(totals, plan.temp.totals_len),
                         arg(state, state_len),
                         arg(view, view_len),
@@ -475,7 +484,7 @@ fn launch_onesweep<R: Runtime>(
                         o.lookback,
                     )
                 }
-            };
+            }};
         }
         match vk {
             ValueKind::None => go!(u32, u32),
@@ -541,36 +550,19 @@ fn launch_scatter<R: Runtime>(
 ) {
     let data = plan.rows * plan.n;
     let out_len = plan.rows * b.out_cols as usize;
-    let has_values = pass.values != RadixValues::None;
     with_key!(key, |K| {
         macro_rules! go {
-            ($VI:ty, $VO:ty) => {
+            ($VI:ty, $VO:ty) => {{
+                let io = pass.io_args::<R>(data, out_len, dummy);
                 unsafe {
                     radix_scatter::launch_unchecked::<K, $VI, $VO, R>(
                         client,
                         SortPlan::cube_count(plan.num_tiles),
                         CubeDim::new_1d(plan.cfg.threads),
-                        arg(pass.keys_in, pass.keys_in_len),
-                        arg(
-                            pass.values_in,
-                            if pass.values == RadixValues::Load {
-                                data
-                            } else {
-                                1
-                            },
-                        ),
-                        arg(
-                            pass.keys_out.unwrap_or(dummy),
-                            if pass.keys_out.is_some() {
-                                out_len.max(data)
-                            } else {
-                                1
-                            },
-                        ),
-                        arg(
-                            pass.values_out,
-                            if has_values { out_len.max(data) } else { 1 },
-                        ),
+                        io.0,
+                        io.1,
+                        io.2,
+                        io.3,
                         arg(offsets, plan.temp.counts_len),
                         arg(pass.layout, pass.layout_len),
                         arg(b.count.unwrap_or(dummy), 1),
@@ -589,7 +581,7 @@ fn launch_scatter<R: Runtime>(
                         pass.keys_out.is_some(),
                     )
                 }
-            };
+            }};
         }
         match vk {
             ValueKind::None => go!(u32, u32),
