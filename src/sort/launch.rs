@@ -33,6 +33,24 @@ pub(crate) struct KeysIn {
     pub stride: u32,
 }
 
+/// Runs `$go!(VI, VO)` with a pass's value types: what it reads (`VI`) and writes (`VO`): u32
+/// indices (i64 on the last pass of i64 indices), or the values' own type by size.
+macro_rules! with_pass_values {
+    ($vk:expr, $pass:expr, $go:ident) => {
+        match $vk {
+            ValueKind::None => $go!(u32, u32),
+            ValueKind::Indices(_) if $pass.widen => $go!(u32, i64),
+            ValueKind::Indices(_) => $go!(u32, u32),
+            ValueKind::Values(d) => match d {
+                DType::F16 => $go!(f16, f16),
+                DType::BF16 => $go!(bf16, bf16),
+                d if d.size() == 8 => $go!(u64, u64),
+                _ => $go!(u32, u32),
+            },
+        }
+    };
+}
+
 /// The buffers of one sort.
 pub(crate) struct SortBuffers<'a> {
     pub keys: KeysIn,
@@ -486,17 +504,7 @@ fn launch_onesweep<R: Runtime>(
                 }
             }};
         }
-        match vk {
-            ValueKind::None => go!(u32, u32),
-            ValueKind::Indices(_) if pass.widen => go!(u32, i64),
-            ValueKind::Indices(_) => go!(u32, u32),
-            ValueKind::Values(d) => match d {
-                DType::F16 => go!(f16, f16),
-                DType::BF16 => go!(bf16, bf16),
-                d if d.size() == 8 => go!(u64, u64),
-                _ => go!(u32, u32),
-            },
-        }
+        with_pass_values!(vk, pass, go);
     });
 }
 
@@ -583,16 +591,6 @@ fn launch_scatter<R: Runtime>(
                 }
             }};
         }
-        match vk {
-            ValueKind::None => go!(u32, u32),
-            ValueKind::Indices(_) if pass.widen => go!(u32, i64),
-            ValueKind::Indices(_) => go!(u32, u32),
-            ValueKind::Values(d) => match d {
-                DType::F16 => go!(f16, f16),
-                DType::BF16 => go!(bf16, bf16),
-                d if d.size() == 8 => go!(u64, u64),
-                _ => go!(u32, u32),
-            },
-        }
+        with_pass_values!(vk, pass, go);
     });
 }

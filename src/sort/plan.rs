@@ -114,8 +114,8 @@ pub struct SortPlan {
     /// Look-back state of the scan of the counts (device-wide only).
     pub state_bytes: usize,
     pub temp: TempLayout,
-    /// Device-wide sorts run as onesweep passes when set (ballot ranking and rows shorter than
-    /// 2^30 keys, unless `CUBEPRIM_SORT_ONESWEEP=0`), else histogram → scan → scatter.
+    /// Set where onesweep passes were asked for ([`SortAlgorithm`]) and apply (ballot ranking,
+    /// rows shorter than 2^30 keys); else the passes are histogram → scan → scatter.
     pub onesweep: Option<OnesweepPlan>,
     /// The scan of the counts, `[rows, 256 * tiles_per_row]`.
     pub counts_shape: [usize; 2],
