@@ -68,6 +68,26 @@ fn unique_consecutive_matches_cpu() {
                 wi,
                 "inverse n={n} kind={kind}"
             );
+            // Without inverse the kernel finds runs from the head mask alone: counts, and
+            // the values alone.
+            let kd = upload(&c, &k, &[n]);
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, false, true, &mut ws).unwrap();
+            assert_eq!(
+                u.values.to_vec::<i32>(&c),
+                wu,
+                "values n={n} kind={kind}, counts"
+            );
+            assert_eq!(
+                idx(&c, u.counts.as_ref().unwrap()),
+                wc,
+                "counts only n={n} kind={kind}"
+            );
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, false, false, &mut ws).unwrap();
+            assert_eq!(
+                u.values.to_vec::<i32>(&c),
+                wu,
+                "values only n={n} kind={kind}"
+            );
         }
     }
 }
@@ -196,6 +216,19 @@ fn device_length_and_errors() {
         assert_eq!(&ov.to_vec::<u32>(&c)[..r], &wv[..]);
     }
     let kk = upload(&c, &k, &[cap]);
+    for len in [0u32, 1, 4097, 20_000] {
+        let cnt = upload(&c, &[len], &[1]);
+        let dev_len = Len::Device {
+            count: &cnt,
+            capacity: cap,
+        };
+        let u = cubeprim::unique_consecutive(&c, &kk, dev_len, false, true, &mut ws).unwrap();
+        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k[..len as usize]);
+        let r = cubeprim::read_count(&c, &u.count);
+        assert_eq!(r, wu.len(), "unique_consecutive len {len}");
+        assert_eq!(&u.values.to_vec::<i32>(&c)[..r], &wu[..]);
+        assert_eq!(&idx(&c, u.counts.as_ref().unwrap())[..r], &wc[..]);
+    }
     let short = upload(&c, &v[..10], &[10]);
     assert!(matches!(
         cubeprim::reduce_by_key(&c, &kk, &short, cap, ScanOp::Sum, &mut ws),

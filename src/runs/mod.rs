@@ -54,16 +54,32 @@ pub fn runs_workspace_bytes<R: Runtime>(
 /// 1.18 ms; 4 vectors, 34 KiB, 1.54 ms).
 const STAGE_BUDGET: usize = 128 * 1024;
 
+/// A tuning override read once from the environment variable `name`.
+fn env_override(cell: &'static OnceLock<Option<u32>>, name: &str) -> Option<u32> {
+    *cell.get_or_init(|| std::env::var(name).ok().and_then(|v| v.parse().ok()))
+}
+
 /// `CUBEPRIM_RUNS_VPT=v` (tuning): `v` vectors per unit, staged while it fits; `0`: the
 /// unstaged kernel. Unset: the largest staged tile of at most [`STAGE_BUDGET`] bytes.
 fn vpt_override() -> Option<u32> {
     static VPT: OnceLock<Option<u32>> = OnceLock::new();
-    *VPT.get_or_init(|| {
-        std::env::var("CUBEPRIM_RUNS_VPT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-    })
+    env_override(&VPT, "CUBEPRIM_RUNS_VPT")
 }
+
+/// `CUBEPRIM_RUNS_THREADS=t` (tuning): `t` units per cube (a multiple of 32, at most 1024).
+fn threads_override() -> Option<u32> {
+    static THREADS_ENV: OnceLock<Option<u32>> = OnceLock::new();
+    env_override(&THREADS_ENV, "CUBEPRIM_RUNS_THREADS")
+        .filter(|t| t % 32 == 0 && (32..=1024).contains(t))
+}
+
+/// Units per cube of the folding tile (reduce-by-key, inverse indices) where the device allows
+/// them: twice [`THREADS`], each with half the vectors (the staged tile keeps its size). On the
+/// H200 reduce_by_key of 2^28 i32 keys / f32 values took 1.21 ms with 512 × 4 against
+/// 1.30–1.32 ms with 256 × 8 (BENCHMARKS.md, stop 6): the same shared memory per cube, twice
+/// the units to hide the loads. The head-mask tile of unique-consecutive measured the same
+/// at 256, 512 and 1024 units and keeps 256.
+const FOLD_THREADS: u32 = 512;
 
 /// The run-length pass: the tile staged in shared memory when it fits (keys in / unique keys
 /// out; values in / folds out; run indices; each padded), else unstaged.
@@ -86,9 +102,23 @@ fn plan<R: Runtime>(
         0
     };
     let inverse = if run.inverse { 4 } else { 0 };
+    // Unique-consecutive without inverse stages only its keys, unpadded (run_length_heads).
+    let heads = run.ones && !run.inverse;
+    let max_units = client.properties().hardware.max_units_per_cube;
+    let threads = threads_override().filter(|&t| t <= max_units).unwrap_or(
+        if !heads && FOLD_THREADS <= max_units {
+            FOLD_THREADS
+        } else {
+            THREADS
+        },
+    );
     let stage = |vpt: u32| {
-        let te = (THREADS * vpt) as usize * vec;
-        padded_len(te) * (key_size + folds + inverse)
+        let te = (threads * vpt) as usize * vec;
+        if heads {
+            te * key_size
+        } else {
+            padded_len(te) * (key_size + folds + inverse)
+        }
     };
     let shared_limit = client.properties().hardware.max_shared_memory_size;
     let budget = STAGE_BUDGET.min(shared_limit.saturating_sub(12 * 1024));
@@ -111,7 +141,7 @@ fn plan<R: Runtime>(
         }
     };
     Pass::with_tile(
-        client, cap, vec, vpt, device_len, acc_size, true, staged, false,
+        client, cap, vec, threads, vpt, device_len, acc_size, true, staged, false,
     )
 }
 
@@ -264,7 +294,7 @@ impl Launch<'_> {
             run_length::launch_unchecked::<K, V, A, W, X, O, R>(
                 client,
                 self.cubes.clone(),
-                CubeDim::new_1d(THREADS),
+                CubeDim::new_1d(self.pass.cfg.threads),
                 self.pass.vec,
                 a(0),
                 a(1),

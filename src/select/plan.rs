@@ -63,6 +63,7 @@ impl Pass {
             client,
             capacity,
             vec,
+            THREADS,
             vpt,
             device_len,
             acc_bytes,
@@ -72,13 +73,14 @@ impl Pass {
         )
     }
 
-    /// A pass of `vpt` vectors of `vec` elements per unit (`staged`: see
+    /// A pass of `threads` units of `vpt` vectors of `vec` elements (`staged`: see
     /// [`PassConfig::staged`]; the caller checked that the tile fits in shared memory).
     #[allow(clippy::too_many_arguments)]
     pub fn with_tile<R: Runtime>(
         client: &ComputeClient<R>,
         capacity: usize,
         vec: usize,
+        threads: u32,
         vpt: u32,
         device_len: bool,
         acc_bytes: usize,
@@ -89,7 +91,7 @@ impl Pass {
         let plane_ops = client.features().plane.contains(Plane::Ops) || force_plane_ops();
         let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
         let cfg = PassConfig {
-            threads: THREADS,
+            threads,
             vectors_per_thread: vpt,
             plane_ops,
             window: WINDOW,
@@ -101,7 +103,7 @@ impl Pass {
             staged,
             packed_flags,
         };
-        let tile = (THREADS * vpt) as usize * vec;
+        let tile = (threads * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))
             .map_err(|_| Error::Unsupported(format!("{capacity} elements are too many")))?;
         if capacity >= u32::MAX as usize - tile {

@@ -15,6 +15,7 @@
 //! - [`search_sorted`]: searchsorted / bucketize.
 //! - [`select`]: single-pass stream compaction (select, partition, nonzero, count);
 //! - [`run_length`]: single-pass run-length encoding (reduce-by-key, unique-consecutive);
+//!   [`run_length_heads`]: its tile for unique-consecutive, from the head mask alone;
 //! - [`reduce`]: tile reductions of rows (whole buffers and any axis);
 //! - [`histogram`]: bincount of integer keys (shared-memory bins, or global atomics);
 //! - [`scatter`]: `out[index[i]] = src[i]` (inverse of a sort permutation, for unique).
@@ -31,6 +32,7 @@ pub mod radix_sort_rows;
 pub mod reduce;
 pub mod reduce_tiles;
 pub mod run_length;
+pub mod run_length_heads;
 pub mod scan_rows;
 pub mod scatter;
 pub mod search_sorted;

@@ -8,6 +8,7 @@
 //! just before it, and the last run at the last element. Tiling as in [`compact`](super::select).
 
 use super::lookback::{lookback_with, LookbackShared, TileCarry};
+use super::run_length_heads::run_length_heads;
 use super::select::{pass_len, scan_shared, take_ticket, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
@@ -27,7 +28,7 @@ pub struct RunConfig {
 
 /// Whether `a` (earlier) and `b` start different runs: unequal, or either is NaN.
 #[cube]
-fn differs<K: Numeric>(a: K, b: K) -> bool {
+pub(crate) fn differs<K: Numeric>(a: K, b: K) -> bool {
     a != b || is_nan::<K>(a) || is_nan::<K>(b)
 }
 
@@ -230,7 +231,12 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
         count[0] = 0u32;
     }
     if tile < num_tiles {
-        if comptime![cfg.staged] {
+        if comptime![cfg.staged && run.ones && !run.inverse] {
+            run_length_heads::<K, V, A, W, O, N>(
+                keys, values, out_keys, out_values, count, state, state_view, n, tile, num_tiles,
+                epoch, cfg, run,
+            );
+        } else if comptime![cfg.staged] {
             run_length_staged::<K, V, A, W, X, O, N>(
                 keys, values, out_keys, out_values, inverse, count, state, state_view, n, tile,
                 num_tiles, epoch, cfg, run,
@@ -246,7 +252,7 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
 
 /// Publishes the tile's aggregate (its inclusive prefix for tile 0), as early as possible.
 #[cube]
-fn publish_aggregate<A: Numeric>(
+pub(crate) fn publish_aggregate<A: Numeric>(
     state: &mut Array<Atomic<u32>>,
     tile: u32,
     epoch: u32,
@@ -265,7 +271,7 @@ fn publish_aggregate<A: Numeric>(
 /// (cube-wide; after [`publish_aggregate`]), then its inclusive prefix published.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
+pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
     keys: &Array<Vector<K, N>>,
     values: &Array<Vector<V, N>>,
     state: &mut Array<Atomic<u32>>,
