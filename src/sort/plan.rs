@@ -142,13 +142,16 @@ pub fn plane_ops<R: Runtime>(client: &ComputeClient<R>, p: PlaneOps) -> bool {
 }
 
 /// Whether device-wide sorts may run as onesweep passes: asked for, or with
-/// [`SortAlgorithm::Auto`] only under `CUBEPRIM_SORT_ONESWEEP=1` (read at each plan, so that
-/// one process can compare both forms).
+/// [`SortAlgorithm::Auto`] only under `CUBEPRIM_SORT_ONESWEEP=1` (read once per process; one
+/// process compares both forms through [`SortAlgorithm`]).
 pub fn onesweep_wanted(a: SortAlgorithm) -> bool {
+    static AUTO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     match a {
         SortAlgorithm::Onesweep => true,
         SortAlgorithm::ReduceThenScan => false,
-        SortAlgorithm::Auto => std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() == Ok("1"),
+        SortAlgorithm::Auto => {
+            *AUTO.get_or_init(|| std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() == Ok("1"))
+        }
     }
 }
 
@@ -156,10 +159,14 @@ pub fn onesweep_wanted(a: SortAlgorithm) -> bool {
 /// itself: long on CUDA (resident cubes all make progress), short elsewhere; the testing knob
 /// `CUBEPRIM_SORT_ONESWEEP_SPINS` overrides it (1: count every predecessor not yet published).
 fn onesweep_spins(cuda: bool) -> u32 {
-    std::env::var("CUBEPRIM_SORT_ONESWEEP_SPINS")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok())
-        .map(|v| v.max(1))
+    static SPINS: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    SPINS
+        .get_or_init(|| {
+            std::env::var("CUBEPRIM_SORT_ONESWEEP_SPINS")
+                .ok()
+                .and_then(|v| v.parse::<u32>().ok())
+                .map(|v| v.max(1))
+        })
         .unwrap_or(if cuda { 1024 } else { 16 })
 }
 
