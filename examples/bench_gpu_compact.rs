@@ -1,5 +1,5 @@
-//! GPU benchmark of reduce, select (masked_select), nonzero, unique_consecutive and
-//! reduce_by_key, for the H200 (CUDA) or any wgpu device.
+//! GPU benchmark of reduce, select (masked_select), nonzero, unique_consecutive (with counts,
+//! and values only) and reduce_by_key, for the H200 (CUDA) or any wgpu device.
 //!
 //! `cargo run --release --features cuda --example bench_gpu_compact -- [cuda|wgpu] [log2 n] [--runs]`
 //! (`--runs`: the copy floor, unique_consecutive and reduce_by_key only)
@@ -252,6 +252,33 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
             "unique_consecutive_counts_i32_sorted",
             ms,
             4.0 * n as f64 + 12.0 * r,
+            copy_ms,
+            ok,
+            &format!(",\"runs\":{r}"),
+        );
+    }
+    // unique_consecutive, values only (PyTorch's default), same keys.
+    {
+        let k = sorted_keys(small, 8);
+        let u = cubeprim::unique_consecutive_sized(
+            c,
+            &DeviceTensor::from_slice(c, &k, &[small]),
+            false,
+            false,
+            &mut ws,
+        )
+        .unwrap();
+        let ok = u.values.to_vec::<i32>(c) == cubeprim::cpu::unique_consecutive(&k).0;
+        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]);
+        let ms = median_ms(c, || {
+            let _ = cubeprim::unique_consecutive(c, &kd, n, false, false, &mut ws).unwrap();
+        });
+        let u = cubeprim::unique_consecutive(c, &kd, n, false, false, &mut ws).unwrap();
+        let r = cubeprim::read_count(c, &u.count);
+        line(
+            "unique_consecutive_i32_sorted",
+            ms,
+            4.0 * n as f64 + 4.0 * r as f64,
             copy_ms,
             ok,
             &format!(",\"runs\":{r}"),

@@ -7,9 +7,9 @@
 //! continues. A unit writes the unique key at each head, the finished value of the previous run
 //! just before it, and the last run at the last element. Tiling as in [`compact`](super::select).
 
-use super::lookback::{lookback_with, LookbackShared, TileCarry};
+use super::lookback::TileCarry;
 use super::run_length_heads::run_length_heads;
-use super::select::{pass_len, scan_shared, take_ticket, PassConfig};
+use super::select::{pass_len, pass_lookback, scan_shared, take_ticket, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{is_nan, Item, ScanOp};
@@ -284,55 +284,18 @@ pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size
     #[comptime] cfg: PassConfig,
     #[comptime] ones: bool,
 ) -> Item<A> {
-    let tcfg = comptime![cfg.tile(true)];
     let mut prefix = Item::<A> {
         value: O::identity::<A>(),
         index: 0u32,
     };
     if tile > 0 {
-        let mut lb =
-            LookbackShared::<A>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
         if comptime![ones] {
-            prefix = lookback_with::<K, V, A, O, N, RunLengthCarry>(
-                keys,
-                values,
-                0usize,
-                1usize,
-                n,
-                state,
-                state_view,
-                0u32,
-                tile,
-                epoch,
-                sh,
-                &mut lb,
-                tcfg,
-                cfg.window,
-                cfg.windows,
-                cfg.spins,
-                cfg.plain_reads,
-                cfg.plane_max,
+            prefix = pass_lookback::<K, V, A, O, N, RunLengthCarry>(
+                keys, values, n, state, state_view, tile, epoch, sh, cfg, true,
             );
         } else {
-            prefix = lookback_with::<K, V, A, O, N, RunCarry>(
-                keys,
-                values,
-                0usize,
-                1usize,
-                n,
-                state,
-                state_view,
-                0u32,
-                tile,
-                epoch,
-                sh,
-                &mut lb,
-                tcfg,
-                cfg.window,
-                cfg.windows,
-                cfg.spins,
-                cfg.plain_reads,
-                cfg.plane_max,
+            prefix = pass_lookback::<K, V, A, O, N, RunCarry>(
+                keys, values, n, state, state_view, tile, epoch, sh, cfg, true,
             );
         }
         if UNIT_POS == 0 {

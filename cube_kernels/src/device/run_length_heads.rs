@@ -10,13 +10,20 @@
 //! consecutive heads; before its first head, the fold carried into the unit). Only the keys
 //! are staged, so a tile takes half the shared memory of staging lengths too.
 //!
+//! Keys only (no lengths), the look-back carries the plain head count ([`HeadCountCarry`], two
+//! state words per tile where the run carry takes four).
+//!
 //! Same tiling, look-back state and fallback as [`run_length`](super::run_length), whose
 //! kernel dispatches here for unique-consecutive without inverse indices.
 
+use super::lookback::TileCarry;
 use super::run_length::{differs, publish_aggregate, tile_prefix, RunConfig};
-use super::select::{scan_shared, PassConfig};
-use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with};
-use crate::ops::{Item, ScanOp};
+use super::select::{pass_lookback, scan_shared, PassConfig};
+use super::tile_state::{publish, AGGREGATE, PREFIX};
+use crate::cube::{
+    combine_runs, cube_exclusive_scan, cube_exclusive_segmented_scan_with, TileConfig, TileShared,
+};
+use crate::ops::{combine_items, Add, Item, ScanOp};
 use cubecl::prelude::*;
 
 /// Bit `j` if `key` (element `j` of the unit) starts a run after `prev`.
@@ -145,7 +152,18 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     );
     sync_cube();
     let tile_total = cs.total;
-    publish_aggregate::<A>(state, tile, epoch, tile_total);
+    let heads = tile_total.index;
+    if comptime![lengths] {
+        publish_aggregate::<A>(state, tile, epoch, tile_total);
+    } else {
+        publish_count::<A>(
+            state,
+            tile,
+            epoch,
+            heads,
+            select(tile == 0, PREFIX, AGGREGATE),
+        );
+    }
 
     // Head `h` of the tile stages its key at `sk[h]`.
     let mut sk = SharedMemory::<K>::new(te);
@@ -162,39 +180,31 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
         }
     }
 
-    let prefix = tile_prefix::<K, V, A, O, N>(
-        keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, true,
-    );
-    let heads = tile_total.index;
-    let base = prefix.index;
     let last = tile == num_tiles - 1;
+    let base = if comptime![lengths] {
+        let prefix = tile_prefix::<K, V, A, O, N>(
+            keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, true,
+        );
+        // The fold carried into the unit: elements since the last head before it, in this tile
+        // and earlier ones; and the runs before it.
+        let into = combine_runs::<A, O>(prefix, cs.exclusive);
+        let ends_last = last && valid > 0 && tile_e0 + ue0 + valid == n;
+        write_lengths::<W>(
+            out_values,
+            bits,
+            into.index,
+            u32::cast_from(into.value),
+            valid,
+            ends_last,
+        );
+        prefix.index
+    } else {
+        head_count_prefix::<K, V, A, N>(
+            keys, values, state, state_view, n, tile, epoch, heads, &mut sh, cfg,
+        )
+    };
     if t == 0 && last {
         count[0] = base + heads;
-    }
-    if comptime![lengths] {
-        // Each head ends the run before it: its length is the distance from the previous head
-        // of the unit, or for the unit's first head the fold carried into the unit (elements
-        // since the last head before it, in this tile and earlier ones). Written straight from
-        // the head mask; a unit's lengths are consecutive in the output.
-        let into = combine_runs::<A, O>(prefix, cs.exclusive);
-        let mut r = into.index;
-        let mut carry = u32::cast_from(into.value);
-        let mut at = 0u32;
-        let mut m = bits;
-        while m != 0 {
-            let j = m.trailing_zeros();
-            if r > 0 {
-                out_values[(r - 1) as usize] = W::cast_from(carry + j - at);
-            }
-            carry = 0u32;
-            at = j;
-            r += 1;
-            m &= m - 1;
-        }
-        // The unit holding the last element ends the last run.
-        if last && valid > 0 && tile_e0 + ue0 + valid == n {
-            out_values[(r - 1) as usize] = W::cast_from(carry + valid - at);
-        }
     }
     sync_cube();
 
@@ -202,5 +212,128 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     while r < heads {
         out_keys[(base + r) as usize] = sk[r as usize];
         r += threads;
+    }
+}
+
+/// Publishes a head count of the keys-only carry with `status` (unit 0).
+#[cube]
+fn publish_count<A: Numeric>(
+    state: &mut Array<Atomic<u32>>,
+    tile: u32,
+    epoch: u32,
+    heads: u32,
+    status: u32,
+) {
+    if UNIT_POS == 0 {
+        let item = Item::<A> {
+            value: A::cast_from(heads),
+            index: 0u32,
+        };
+        publish::<A>(state, tile, item, status, epoch, false);
+    }
+}
+
+/// Heads before the tile, by look-back over the plain head counts (keys only: two state words
+/// per tile where the run carry takes four; H200, 2^28 sorted i32 keys: 0.736 against 0.856 ms,
+/// BENCHMARKS.md stop 6), then the tile's inclusive count published.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    values: &Array<Vector<V, N>>,
+    state: &mut Array<Atomic<u32>>,
+    state_view: &mut Array<u32>,
+    n: u32,
+    tile: u32,
+    epoch: u32,
+    heads: u32,
+    sh: &mut TileShared<A>,
+    #[comptime] cfg: PassConfig,
+) -> u32 {
+    let mut before = u32::new(0);
+    if tile > 0 {
+        let p = pass_lookback::<K, V, A, Add, N, HeadCountCarry>(
+            keys, values, n, state, state_view, tile, epoch, sh, cfg, false,
+        );
+        before = u32::cast_from(p.value);
+        publish_count::<A>(state, tile, epoch, before + heads, PREFIX);
+    }
+    before
+}
+
+/// Look-back carry of unique-consecutive keys only: the plain head count; a waiting cube counts
+/// a silent predecessor's heads itself.
+pub struct HeadCountCarry;
+
+#[cube]
+impl TileCarry for HeadCountCarry {
+    fn combine<A: Numeric, O: ScanOp>(
+        a: Item<A>,
+        b: Item<A>,
+        #[comptime] _indexed: bool,
+    ) -> Item<A> {
+        combine_items::<A, O>(a, b, false)
+    }
+    fn aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
+        input: &Array<Vector<I, N>>,
+        _aux: &Array<Vector<J, N>>,
+        _base: usize,
+        _stride: usize,
+        n: u32,
+        tile: u32,
+        sh: &mut TileShared<A>,
+        #[comptime] cfg: TileConfig,
+    ) -> Item<A> {
+        let nl = N::value();
+        let vpt = comptime![cfg.vectors_per_thread];
+        let first_vec = tile * comptime![cfg.tile_vectors()] + UNIT_POS * vpt;
+        let mut ks = Array::<I>::new(comptime![cfg.vectors_per_thread as usize * nl]);
+        let bits = unit_heads::<I, N>(input, first_vec, n, &mut ks, vpt, false);
+        let cs = cube_exclusive_scan::<A, Add>(
+            Item::<A> {
+                value: A::cast_from(bits.count_ones()),
+                index: 0u32,
+            },
+            &mut sh.scan_v,
+            &mut sh.scan_i,
+            comptime![cfg.threads],
+            false,
+            comptime![cfg.plane_ops],
+        );
+        sync_cube();
+        cs.total
+    }
+}
+
+/// Writes the lengths of the runs a unit's heads end: each head ends the run before it, whose
+/// length is the distance from the unit's previous head, or for its first head `carry` (the
+/// elements since the last head before the unit) plus its position. `runs`: the runs before
+/// the unit. `ends_last`: the unit holds the last element and also ends the last run. A unit's
+/// lengths are consecutive in the output.
+#[cube]
+fn write_lengths<W: Numeric>(
+    out_values: &mut Array<W>,
+    bits: u32,
+    runs: u32,
+    carry: u32,
+    valid: u32,
+    ends_last: bool,
+) {
+    let mut r = runs;
+    let mut since = carry;
+    let mut at = 0u32;
+    let mut m = bits;
+    while m != 0 {
+        let j = m.trailing_zeros();
+        if r > 0 {
+            out_values[(r - 1) as usize] = W::cast_from(since + j - at);
+        }
+        since = 0u32;
+        at = j;
+        r += 1;
+        m &= m - 1;
+    }
+    if ends_last {
+        out_values[(r - 1) as usize] = W::cast_from(since + valid - at);
     }
 }

@@ -192,6 +192,45 @@ pub fn scan_shared<A: Numeric>(#[comptime] threads: u32) -> TileShared<A> {
     }
 }
 
+/// The look-back of a pass over flat data (select, run-length): the exclusive prefix of `tile`
+/// (>= 1) under carry `G`, with the pass's look-back constants (see [`lookback_with`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn pass_lookback<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
+    input: &Array<Vector<T, N>>,
+    aux: &Array<Vector<J, N>>,
+    n: u32,
+    state: &Array<Atomic<u32>>,
+    state_view: &Array<u32>,
+    tile: u32,
+    epoch: u32,
+    sh: &mut TileShared<A>,
+    #[comptime] cfg: PassConfig,
+    #[comptime] indexed: bool,
+) -> Item<A> {
+    let mut lb = LookbackShared::<A>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
+    lookback_with::<T, J, A, O, N, G>(
+        input,
+        aux,
+        0usize,
+        1usize,
+        n,
+        state,
+        state_view,
+        0u32,
+        tile,
+        epoch,
+        sh,
+        &mut lb,
+        cfg.tile(indexed),
+        cfg.window,
+        cfg.windows,
+        cfg.spins,
+        cfg.plain_reads,
+        cfg.plane_max,
+    )
+}
+
 /// An item with no index.
 #[cube]
 pub fn plain_item<A: Numeric>(value: A) -> Item<A> {
@@ -255,7 +294,6 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
     }
     if tile < num_tiles {
         let vpt = comptime![cfg.vectors_per_thread];
-        let tcfg = comptime![cfg.tile(false)];
         let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
         let bits = unit_flags::<F, N>(flags, first_vec, n, vpt, cfg.packed_flags);
         let mut sh = scan_shared::<u32>(cfg.threads);
@@ -306,27 +344,8 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
             if t == 0 {
                 publish::<u32>(state, tile, cs.total, AGGREGATE, epoch, false);
             }
-            let mut lb =
-                LookbackShared::<u32>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
-            let p = lookback_with::<F, F, u32, Add, N, G>(
-                flags,
-                flags,
-                0usize,
-                1usize,
-                n,
-                state,
-                state_view,
-                0u32,
-                tile,
-                epoch,
-                &mut sh,
-                &mut lb,
-                tcfg,
-                cfg.window,
-                cfg.windows,
-                cfg.spins,
-                cfg.plain_reads,
-                cfg.plane_max,
+            let p = pass_lookback::<F, F, u32, Add, N, G>(
+                flags, flags, n, state, state_view, tile, epoch, &mut sh, cfg, false,
             );
             prefix = p.value;
             if t == 0 {
