@@ -220,7 +220,8 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         }
     }
 
-    // unique_consecutive with counts, sorted i32 keys (mean run 4).
+    // unique_consecutive with counts, then values only, of the same sorted i32 keys (mean run 4).
+    let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]);
     {
         let k = sorted_keys(small, 8);
         let u = cubeprim::unique_consecutive_sized(
@@ -239,7 +240,6 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
             counts.to_vec::<i32>(c).into_iter().map(i64::from).collect()
         };
         let ok = u.values.to_vec::<i32>(c) == wu && cnt == wc;
-        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]);
         let mut runs = 0.0;
         let ms = median_ms(c, || {
             let u = cubeprim::unique_consecutive(c, &kd, n, false, true, &mut ws).unwrap();
@@ -257,7 +257,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
             &format!(",\"runs\":{r}"),
         );
     }
-    // unique_consecutive, values only (PyTorch's default), same keys.
+    // Values only (PyTorch's default).
     {
         let k = sorted_keys(small, 8);
         let u = cubeprim::unique_consecutive_sized(
@@ -269,7 +269,6 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         )
         .unwrap();
         let ok = u.values.to_vec::<i32>(c) == cubeprim::cpu::unique_consecutive(&k).0;
-        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]);
         let ms = median_ms(c, || {
             let _ = cubeprim::unique_consecutive(c, &kd, n, false, false, &mut ws).unwrap();
         });
@@ -284,6 +283,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
             &format!(",\"runs\":{r}"),
         );
     }
+    drop(kd);
 
     // reduce_by_key sum, i32 keys (mean run 4), f32 values.
     {

@@ -57,3 +57,9 @@ pub fn best_backend() -> Backend {
     }
     Backend::Cpu
 }
+
+/// A numeric tuning override read once per process from the environment variable `name`
+/// (`cell` keeps it); `None` when unset or not a number.
+pub(crate) fn env_u32(cell: &'static std::sync::OnceLock<Option<u32>>, name: &str) -> Option<u32> {
+    *cell.get_or_init(|| std::env::var(name).ok().and_then(|v| v.parse().ok()))
+}

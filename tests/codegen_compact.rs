@@ -290,8 +290,8 @@ fn run_length_all_ops() {
 
 /// `CUBEPRIM_DUMP=dir cargo test --test codegen_compact dump` writes the CUDA C++ of the
 /// run-length kernels of the H200 benchmark (unique_consecutive with counts of i32 keys,
-/// reduce_by_key of i32 keys and f32 values, plane
-/// look-back, polling loads; 8 vectors of 4 per unit when staged), staged and unstaged, for `nvcc --resource-usage`.
+/// reduce_by_key of i32 keys and f32 values: plane look-back, polling loads; staged tile of 8
+/// vectors of 4 per unit), staged and unstaged, for `nvcc --resource-usage`.
 #[test]
 fn dump() {
     let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {

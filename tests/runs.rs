@@ -53,9 +53,8 @@ fn unique_consecutive_matches_cpu() {
                 continue;
             }
             let k = keys(&mut rng, n, kind);
-            let u =
-                cubeprim::unique_consecutive_sized(&c, &upload(&c, &k, &[n]), true, true, &mut ws)
-                    .unwrap();
+            let kd = upload(&c, &k, &[n]);
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, true, true, &mut ws).unwrap();
             let (wu, wc, wi) = cubeprim::cpu::unique_consecutive(&k);
             assert_eq!(u.values.to_vec::<i32>(&c), wu, "values n={n} kind={kind}");
             assert_eq!(
@@ -70,7 +69,6 @@ fn unique_consecutive_matches_cpu() {
             );
             // Without inverse the kernel finds runs from the head mask alone: counts, and
             // the values alone.
-            let kd = upload(&c, &k, &[n]);
             let u = cubeprim::unique_consecutive_sized(&c, &kd, false, true, &mut ws).unwrap();
             assert_eq!(
                 u.values.to_vec::<i32>(&c),

@@ -10,6 +10,7 @@
 //! the sort.
 
 use crate::count::Len;
+use crate::device::env_u32;
 use crate::dispatch::with_dtype;
 use crate::select::plan::{
     check_count, check_input, check_output, len_parts, max_vpt, vector_width, Pass, THREADS,
@@ -54,22 +55,17 @@ pub fn runs_workspace_bytes<R: Runtime>(
 /// 1.18 ms; 4 vectors, 34 KiB, 1.54 ms).
 const STAGE_BUDGET: usize = 128 * 1024;
 
-/// A tuning override read once from the environment variable `name`.
-fn env_override(cell: &'static OnceLock<Option<u32>>, name: &str) -> Option<u32> {
-    *cell.get_or_init(|| std::env::var(name).ok().and_then(|v| v.parse().ok()))
-}
-
 /// `CUBEPRIM_RUNS_VPT=v` (tuning): `v` vectors per unit, staged while it fits; `0`: the
 /// unstaged kernel. Unset: the largest staged tile of at most [`STAGE_BUDGET`] bytes.
 fn vpt_override() -> Option<u32> {
     static VPT: OnceLock<Option<u32>> = OnceLock::new();
-    env_override(&VPT, "CUBEPRIM_RUNS_VPT")
+    env_u32(&VPT, "CUBEPRIM_RUNS_VPT")
 }
 
 /// `CUBEPRIM_RUNS_THREADS=t` (tuning): `t` units per cube (a multiple of 32, at most 1024).
 fn threads_override() -> Option<u32> {
     static THREADS_ENV: OnceLock<Option<u32>> = OnceLock::new();
-    env_override(&THREADS_ENV, "CUBEPRIM_RUNS_THREADS")
+    env_u32(&THREADS_ENV, "CUBEPRIM_RUNS_THREADS")
         .filter(|t| t % 32 == 0 && (32..=1024).contains(t))
 }
 

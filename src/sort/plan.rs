@@ -160,13 +160,8 @@ pub fn onesweep_wanted(a: SortAlgorithm) -> bool {
 /// `CUBEPRIM_SORT_ONESWEEP_SPINS` overrides it (1: count every predecessor not yet published).
 fn onesweep_spins(cuda: bool) -> u32 {
     static SPINS: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    SPINS
-        .get_or_init(|| {
-            std::env::var("CUBEPRIM_SORT_ONESWEEP_SPINS")
-                .ok()
-                .and_then(|v| v.parse::<u32>().ok())
-                .map(|v| v.max(1))
-        })
+    crate::device::env_u32(&SPINS, "CUBEPRIM_SORT_ONESWEEP_SPINS")
+        .map(|v| v.max(1))
         .unwrap_or(if cuda { 1024 } else { 16 })
 }
 

@@ -18,11 +18,9 @@
 
 use super::lookback::TileCarry;
 use super::run_length::{differs, publish_aggregate, tile_prefix, RunConfig};
-use super::select::{pass_lookback, scan_shared, PassConfig};
+use super::select::{pass_lookback, scan_shared, tile_bit_scan, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
-use crate::cube::{
-    combine_runs, cube_exclusive_scan, cube_exclusive_segmented_scan_with, TileConfig, TileShared,
-};
+use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{combine_items, Add, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -51,7 +49,8 @@ fn unit_heads<K: Numeric, N: Size>(
     let nlu = nl as u32;
     let e_first = first_vec * nlu;
     let mut prev = K::from_int(0);
-    if e_first > 0 {
+    // A unit past the end reads nothing (its previous vector may be past the buffer).
+    if e_first > 0 && e_first < n {
         let pv = keys[(first_vec - 1) as usize];
         prev = pv[nl - 1];
     }
@@ -289,19 +288,7 @@ impl TileCarry for HeadCountCarry {
         let first_vec = tile * comptime![cfg.tile_vectors()] + UNIT_POS * vpt;
         let mut ks = Array::<I>::new(comptime![cfg.vectors_per_thread as usize * nl]);
         let bits = unit_heads::<I, N>(input, first_vec, n, &mut ks, vpt, false);
-        let cs = cube_exclusive_scan::<A, Add>(
-            Item::<A> {
-                value: A::cast_from(bits.count_ones()),
-                index: 0u32,
-            },
-            &mut sh.scan_v,
-            &mut sh.scan_i,
-            comptime![cfg.threads],
-            false,
-            comptime![cfg.plane_ops],
-        );
-        sync_cube();
-        cs.total
+        tile_bit_scan::<A, O>(bits, sh, cfg.threads, cfg.plane_ops).total
     }
 }
 

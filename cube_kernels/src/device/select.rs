@@ -8,7 +8,7 @@
 
 use super::lookback::{lookback_with, LookbackShared, TileCarry};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
-use crate::cube::{cube_exclusive_scan, TileConfig, TileShared};
+use crate::cube::{cube_exclusive_scan, CubeScan, TileConfig, TileShared};
 use crate::ops::{combine_items, is_nan, Add, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -163,20 +163,33 @@ impl<const PACKED: bool> TileCarry for CountCarry<PACKED> {
     ) -> Item<A> {
         let first = tile * comptime![cfg.tile_vectors()] + UNIT_POS * cfg.vectors_per_thread;
         let bits = unit_flags::<I, N>(input, first, n, cfg.vectors_per_thread, PACKED);
-        let cs = cube_exclusive_scan::<A, O>(
-            Item::<A> {
-                value: A::cast_from(bits.count_ones()),
-                index: 0u32,
-            },
-            &mut sh.scan_v,
-            &mut sh.scan_i,
-            cfg.threads,
-            false,
-            cfg.plane_ops,
-        );
-        sync_cube();
-        cs.total
+        tile_bit_scan::<A, O>(bits, sh, cfg.threads, cfg.plane_ops).total
     }
+}
+
+/// The cube-wide exclusive scan of the units' set-bit counts (`bits`: each unit's mask) with
+/// `O`, synced: a unit's selected elements before it, and the tile's count (`total`, the
+/// aggregate a look-back fallback computes for a count carry).
+#[cube]
+pub fn tile_bit_scan<A: Numeric, O: ScanOp>(
+    bits: u32,
+    sh: &mut TileShared<A>,
+    #[comptime] threads: u32,
+    #[comptime] plane_ops: bool,
+) -> CubeScan<A> {
+    let cs = cube_exclusive_scan::<A, O>(
+        Item::<A> {
+            value: A::cast_from(bits.count_ones()),
+            index: 0u32,
+        },
+        &mut sh.scan_v,
+        &mut sh.scan_i,
+        threads,
+        false,
+        plane_ops,
+    );
+    sync_cube();
+    cs
 }
 
 /// Shared memory for cube-wide scans only (no raking buffer): what the single-pass kernels and
@@ -297,15 +310,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
         let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
         let bits = unit_flags::<F, N>(flags, first_vec, n, vpt, cfg.packed_flags);
         let mut sh = scan_shared::<u32>(cfg.threads);
-        let cs = cube_exclusive_scan::<u32, Add>(
-            plain_item::<u32>(bits.count_ones()),
-            &mut sh.scan_v,
-            &mut sh.scan_i,
-            cfg.threads,
-            false,
-            cfg.plane_ops,
-        );
-        sync_cube();
+        let cs = tile_bit_scan::<u32, Add>(bits, &mut sh, cfg.threads, cfg.plane_ops);
         let tile_total = cs.total.value;
         // Select / NonZero with `cfg.staged`: the selection goes through shared memory and
         // leaves the cube in one coalesced run (before the look-back, which it overlaps).
