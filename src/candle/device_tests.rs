@@ -7,8 +7,11 @@ use super::reduce::Reduce;
 use super::runs::{Histogram, Runs};
 use super::select::{MaskedSelect, NonZero};
 use super::sort::{SearchSorted, Sort, TopK};
+use super::staged::{self, Staged};
 use crate::{DType, DeviceTensor, ReduceOp, Side, Workspace};
-use candle_core::{DType as CDType, Device, Tensor};
+use candle_core::backend::BackendStorage;
+use candle_core::op::BackpropOp;
+use candle_core::{CpuStorage, DType as CDType, Device, Layout, Storage, Tensor};
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 
@@ -49,6 +52,26 @@ fn read(c: &ComputeClient<R>, t: &DeviceTensor<R>) -> Vec<f64> {
     }
 }
 
+/// A tensor's elements, row-major, as f64.
+fn values(t: &Tensor) -> Vec<f64> {
+    t.flatten_all()
+        .unwrap()
+        .to_dtype(CDType::F64)
+        .unwrap()
+        .to_vec1::<f64>()
+        .unwrap()
+}
+
+/// Equal element by element (NaN equal to NaN).
+fn assert_same(what: &str, k: usize, got: &[f64], want: &[f64]) {
+    let ok = got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
+    assert!(ok, "{what}: output {k}\n got {got:?}\nwant {want:?}");
+}
+
 /// `op` on the device and on the CPU: same number of outputs, shapes and values.
 fn same<O: PrimOp>(c: &ComputeClient<R>, ws: &mut Workspace<R>, op: &O, inputs: &[&Tensor]) {
     let what = format!("{} of {:?}", O::NAME, inputs[0].dims());
@@ -62,19 +85,36 @@ fn same<O: PrimOp>(c: &ComputeClient<R>, ws: &mut Workspace<R>, op: &O, inputs: 
     assert_eq!(got.len(), want.len(), "{what}: outputs");
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g.shape, w.dims(), "{what}: shape of output {k}");
-        let w = w
-            .flatten_all()
-            .unwrap()
-            .to_dtype(CDType::F64)
-            .unwrap()
-            .to_vec1::<f64>()
-            .unwrap();
-        let g = read(c, g);
-        let ok = g.len() == w.len()
-            && g.iter()
-                .zip(&w)
-                .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
-        assert!(ok, "{what}: output {k}\n got {g:?}\nwant {w:?}");
+        assert_same(&what, k, &read(c, g), &values(w));
+    }
+}
+
+/// `op` through the host-staged route of the Metal path ([`staged::run`]), here from candle's
+/// CPU storage (views as they are: strided, offset) to the wgpu runtime and back, against
+/// the op's CPU path.
+fn same_staged<O: PrimOp>(st: &mut Staged<R>, op: &O, inputs: &[&Tensor]) {
+    let what = format!(
+        "staged {} of {:?} (contiguous: {})",
+        O::NAME,
+        inputs[0].dims(),
+        inputs[0].is_contiguous()
+    );
+    let want = apply(op, inputs).unwrap();
+    let guards: Vec<_> = inputs.iter().map(|t| t.storage_and_layout()).collect();
+    let ins: Vec<(&CpuStorage, &Layout)> = guards
+        .iter()
+        .map(|(s, l)| match &**s {
+            Storage::Cpu(c) => (c, *l),
+            _ => unreachable!("CPU tensors"),
+        })
+        .collect();
+    let got = staged::run(op, st, &ins).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(got.len(), want.len(), "{what}: outputs");
+    for (k, ((s, shape), w)) in got.into_iter().zip(&want).enumerate() {
+        assert_eq!(shape.dims(), w.dims(), "{what}: shape of output {k}");
+        assert_eq!(s.dtype(), w.dtype(), "{what}: dtype of output {k}");
+        let g = Tensor::from_storage(Storage::Cpu(s), shape, BackpropOp::none(), false);
+        assert_same(&what, k, &values(&g), &values(w));
     }
 }
 
@@ -155,4 +195,93 @@ fn every_op_on_a_device_matches_its_cpu_path() {
             }
         }
     }
+}
+
+#[test]
+fn every_op_through_host_staging_matches_its_cpu_path() {
+    let Some(c) = client() else { return };
+    let mut st = Staged::new(c);
+    for (rows, cols) in [(3usize, 10usize), (4, 300)] {
+        for dtype in [CDType::F32, CDType::I32, CDType::F16] {
+            let x = tensor(&[rows, cols], dtype, cols);
+            // The same shape as a transposed view and as an offset, strided narrow.
+            let xt = tensor(&[cols, rows], dtype, 1).t().unwrap();
+            let xn = tensor(&[rows, cols + 5], dtype, 2)
+                .narrow(1, 3, cols)
+                .unwrap();
+            assert!(!xt.is_contiguous() && !xn.is_contiguous());
+            for v in [&x, &xt, &xn] {
+                for asc in [true, false] {
+                    let op = Sort {
+                        asc,
+                        values: true,
+                        indices: true,
+                    };
+                    same_staged(&mut st, &op, &[v]);
+                }
+                same_staged(
+                    &mut st,
+                    &TopK {
+                        k: 3,
+                        largest: true,
+                    },
+                    &[v],
+                );
+                if dtype == CDType::F16 {
+                    continue;
+                }
+                let sorted = apply(
+                    &Sort {
+                        asc: true,
+                        values: true,
+                        indices: false,
+                    },
+                    &[v],
+                )
+                .unwrap()
+                .remove(0);
+                let queries = tensor(&[rows, 7], dtype, 3);
+                same_staged(
+                    &mut st,
+                    &SearchSorted { side: Side::Right },
+                    &[&sorted, &queries],
+                );
+                same_staged(
+                    &mut st,
+                    &Reduce {
+                        axis: 0,
+                        op: ReduceOp::Sum,
+                    },
+                    &[v],
+                );
+                same_staged(
+                    &mut st,
+                    &Reduce {
+                        axis: 1,
+                        op: ReduceOp::Max,
+                    },
+                    &[v],
+                );
+                let mask = tensor(&[cols, rows], CDType::U32, 5).t().unwrap();
+                same_staged(&mut st, &MaskedSelect, &[v, &mask]);
+                same_staged(&mut st, &NonZero, &[v]);
+                for (sorted, inverse) in [(false, true), (true, false)] {
+                    same_staged(&mut st, &Runs { sorted, inverse }, &[v]);
+                }
+                if dtype == CDType::I32 {
+                    same_staged(&mut st, &Histogram { bins: 4 }, &[v]);
+                }
+            }
+        }
+    }
+    // A dtype the kernels do not take is an error, not a panic.
+    let bytes = Tensor::new(&[1u8, 2, 3], &Device::Cpu).unwrap();
+    let (s, l) = bytes.storage_and_layout();
+    let Storage::Cpu(s) = &*s else { unreachable!() };
+    let sort = Sort {
+        asc: true,
+        values: true,
+        indices: false,
+    };
+    assert!(staged::run(&sort, &mut st, &[(s, l)]).is_err());
 }

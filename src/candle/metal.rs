@@ -11,8 +11,9 @@
 //! threadgroup memory is declared in the MSL itself.
 
 use super::kernels::{scan_rows_info, scan_rows_source, Target, SCAN_ROWS};
-use super::plan::{DeviceLimits, ScanLaunch};
+use super::plan::ScanLaunch;
 use super::scan::ScanCustomOp;
+use crate::scan::DeviceLimits;
 use crate::{DType, ScanOp};
 use candle_core::backend::BackendStorage;
 use candle_core::{Layout, MetalDevice, MetalStorage, Result, Shape, Storage};

@@ -54,8 +54,12 @@
 //!   between the two runtimes' streams (see the `bridge` module's docs for why and what it
 //!   costs). Sorts have no row-length limit (candle's own GPU `arg_sort_last_dim` sorts a row
 //!   in one block and fails past its size).
-//! - **Metal** (feature `candle-metal`, macOS): the scans as MSL on candle's device — written,
-//!   MSL generated in CI, not yet run on hardware. The other families return an error there.
+//! - **Metal** (feature `candle-metal`, macOS): the scans as MSL on candle's device and encoder
+//!   (the `metal` module, no copy). Every other family runs cubeprim's own host code on cubecl's
+//!   wgpu runtime, which is Metal there with kernels compiled to MSL, the data staged through
+//!   host memory (one copy in per input, one out per output; see the `staged` module). Written,
+//!   MSL generated and the Metal code type-checked in CI (`.ci/metal-check`), the staging run
+//!   in CI on lavapipe; **not yet run on Apple hardware**.
 //!
 //! Data-sized outputs (`masked_select`, `nonzero`, `unique*`): candle's shapes are static, so
 //! the output's length must be known when the tensor is made. On the CPU it is counted; on a
@@ -83,6 +87,11 @@ mod runs;
 mod scan;
 mod select;
 mod sort;
+#[cfg(any(
+    all(test, feature = "wgpu"),
+    all(feature = "candle-metal", target_os = "macos")
+))]
+mod staged;
 
 pub use crate::scan::DeviceLimits;
 pub use crate::{ReduceOp, Side};

@@ -21,8 +21,9 @@ pub(crate) trait PrimOp {
     fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>>;
 
     /// The device path on any cubecl runtime: contiguous inputs (the candle layout's shape),
-    /// outputs contiguous. Used by the CUDA bridge (`super::bridge`).
-    #[cfg_attr(not(feature = "candle-cuda"), allow(dead_code))]
+    /// outputs contiguous. Used by the CUDA bridge (`super::bridge`) and the Metal path
+    /// (`super::staged`).
+    #[cfg_attr(not(any(feature = "candle-cuda", test)), allow(dead_code))]
     fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>>;
 }
 
@@ -81,10 +82,21 @@ pub(crate) fn apply<O: PrimOp>(op: &O, inputs: &[&Tensor]) -> Result<Vec<Tensor>
                 .map(|(s, d)| (Storage::Cuda(s), d))
                 .collect()
         }
+        #[cfg(all(feature = "candle-metal", target_os = "macos"))]
+        Storage::Metal(_) => {
+            let ins = each(&guards, |s| match s {
+                Storage::Metal(c) => Some(c),
+                _ => None,
+            });
+            let outs = super::staged::on_metal(op, &ins)?;
+            outs.into_iter()
+                .map(|(s, d)| (Storage::Metal(s), d))
+                .collect()
+        }
         s => {
             return Err(candle_core::Error::Msg(format!(
-                "cubeprim {}: not available on {:?} (CPU, and CUDA with the feature \
-                 `candle-cuda`)",
+                "cubeprim {}: not available on {:?} (CPU, CUDA with the feature \
+                 `candle-cuda`, Metal with `candle-metal`)",
                 O::NAME,
                 s.device().location()
             )))
