@@ -191,6 +191,8 @@ fn pass(
         device_len,
         staged,
         packed_flags,
+        // Both forms are generated: the plane variants with the data prefetched.
+        prefetch: plane_ops,
     }
 }
 
@@ -321,6 +323,18 @@ fn dump() {
         let name = format!("run_length_reduce_by_key_i32_f32_s{}", staged as u8);
         let (cuda, _) = compile_both(&name, || {
             define_run_length::<i32, f32, f32, f32, i32, Add>(&name, 4, cfg, sums)
+        });
+        std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
+    }
+    // masked_select of f32 data with a u8 mask (staged, 8 vectors of 4 per unit), with and
+    // without the data prefetched.
+    for prefetch in [false, true] {
+        let mut cfg = pass(4, true, true, false, true, true);
+        cfg.prefetch = prefetch;
+        let name = format!("compact_masked_select_u8_f32_pf{}", prefetch as u8);
+        let mode = CompactMode::Select { values: false };
+        let (cuda, _) = compile_both(&name, || {
+            define_compact::<u32, f32, u32, i64, CountCarry<true>>(&name, 4, cfg, mode)
         });
         std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
     }

@@ -102,6 +102,7 @@ impl Pass {
             device_len,
             staged,
             packed_flags,
+            prefetch: prefetch(),
         };
         let tile = (threads * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))
@@ -126,6 +127,14 @@ impl Pass {
         let y = self.tiles.div_ceil(x).max(1);
         (CubeCount::Static(x, y, 1), x * y)
     }
+}
+
+/// Whether staged selections load their data with their flags ([`PassConfig::prefetch`]):
+/// yes unless `CUBEPRIM_SELECT_PREFETCH=0`. H200, masked_select of 2^28 f32 at 50 % with a
+/// u8 mask: 0.741 / 0.739 ms against 0.789 / 0.787 ms without (56 registers instead of 32).
+fn prefetch() -> bool {
+    static CELL: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    crate::device::env_u32(&CELL, "CUBEPRIM_SELECT_PREFETCH").is_none_or(|v| v != 0)
 }
 
 /// `CUBEPRIM_FORCE_PLANE_OPS=1` (testing): the single-pass kernels use plane operations even

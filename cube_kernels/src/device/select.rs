@@ -35,6 +35,10 @@ pub struct PassConfig {
     /// and element `e`'s flag is byte `e % 4` of word `e / 4` (`vectors_per_thread` is then a
     /// multiple of 4, so a unit reads whole vectors of words).
     pub packed_flags: bool,
+    /// Staged Select without values: the unit's data vectors are loaded into registers before
+    /// its flags, so both loads are in flight together (otherwise each data vector is loaded
+    /// after the tile's flag scan, and only where one of its flags is set).
+    pub prefetch: bool,
 }
 
 impl PassConfig {
@@ -308,10 +312,6 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
     if tile < num_tiles {
         let vpt = comptime![cfg.vectors_per_thread];
         let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
-        let bits = unit_flags::<F, N>(flags, first_vec, n, vpt, cfg.packed_flags);
-        let mut sh = scan_shared::<u32>(cfg.threads);
-        let cs = tile_bit_scan::<u32, Add>(bits, &mut sh, cfg.threads, cfg.plane_ops);
-        let tile_total = cs.total.value;
         // Select / NonZero with `cfg.staged`: the selection goes through shared memory and
         // leaves the cube in one coalesced run (before the look-back, which it overlaps).
         let staged = comptime![
@@ -319,6 +319,22 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
         ];
         let with_values = comptime![matches!(mode, CompactMode::Select { values: true })];
         let nonzero = comptime![matches!(mode, CompactMode::NonZero)];
+        let prefetch = comptime![cfg.prefetch && staged && !nonzero && !with_values];
+        let mut held =
+            Array::<Vector<T, N>>::new(comptime![if prefetch { vpt as usize } else { 1 }]);
+        if comptime![prefetch] {
+            #[unroll]
+            for k in 0..vpt {
+                let q = first_vec + k;
+                if q * nl < n {
+                    held[k as usize] = data[q as usize];
+                }
+            }
+        }
+        let bits = unit_flags::<F, N>(flags, first_vec, n, vpt, cfg.packed_flags);
+        let mut sh = scan_shared::<u32>(cfg.threads);
+        let cs = tile_bit_scan::<u32, Add>(bits, &mut sh, cfg.threads, cfg.plane_ops);
+        let tile_total = cs.total.value;
         let nlv = N::value();
         let te = comptime![cfg.tile_vectors() as usize * nlv];
         let mut stage = SharedMemory::<T>::new(comptime![if staged && !nonzero { te } else { 1 }]);
@@ -330,6 +346,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
             stage_unit::<T, V, N>(
                 data,
                 values,
+                &held,
                 &mut stage,
                 &mut stage_v,
                 &mut stage_i,
@@ -338,6 +355,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
                 cs.exclusive.value,
                 vpt,
                 mode,
+                prefetch,
             );
         }
         let mut prefix = 0u32;
@@ -452,11 +470,13 @@ fn copy_out<T: Numeric, V: Numeric, X: Int>(
 
 /// Stages the unit's selected elements (Select: data and values; NonZero: flat indices) in
 /// shared memory at their tile-local positions (`lp` = selected before the unit in the tile).
+/// With `prefetched`, the data vectors are `held` (loaded by the caller) instead of `data`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_unit<T: Numeric, V: Numeric, N: Size>(
     data: &Array<Vector<T, N>>,
     values: &Array<Vector<V, N>>,
+    held: &Array<Vector<T, N>>,
     stage: &mut SharedMemory<T>,
     stage_v: &mut SharedMemory<V>,
     stage_i: &mut SharedMemory<u32>,
@@ -465,6 +485,7 @@ fn stage_unit<T: Numeric, V: Numeric, N: Size>(
     lp0: u32,
     #[comptime] vpt: u32,
     #[comptime] mode: CompactMode,
+    #[comptime] prefetched: bool,
 ) {
     let nl = N::value();
     let mut lp = lp0;
@@ -477,7 +498,11 @@ fn stage_unit<T: Numeric, V: Numeric, N: Size>(
                 CompactMode::Select {
                     values: with_values,
                 } => {
-                    let v = data[q as usize];
+                    let v = if comptime![prefetched] {
+                        held[k as usize]
+                    } else {
+                        data[q as usize]
+                    };
                     let mut w = Vector::<V, N>::empty();
                     if comptime![with_values] {
                         w = values[q as usize];
