@@ -476,7 +476,7 @@ fn check_reduce<E: WithDType + ScanElement + Bits>(seed: u64) {
 }
 
 /// Compaction and runs of one dtype against the CPU reference.
-fn check_compaction<E: WithDType + SortElement + Bits>(seed: u64) {
+fn check_compaction<E: WithDType + SortElement + ScanElement + Bits>(seed: u64) {
     let float = <E as cubeprim::Element>::DTYPE.is_float();
     let mut rng = StdRng::seed_from_u64(seed);
     for shape in shapes(&mut rng) {
@@ -555,6 +555,59 @@ fn check_compaction<E: WithDType + SortElement + Bits>(seed: u64) {
             let (u2, c2) = x.unique().unwrap();
             assert_eq!(bits_of(&dense::<E>(&u2)), bits_of(&wu));
             assert_eq!(dense::<i64>(&c2), wc);
+            // Partition by the u8 mask (strided) and by the tensor itself.
+            for (m, want) in [
+                (&mask, cpu::partition(&d, &md)),
+                (&x, cpu::partition(&d, &d)),
+            ] {
+                let (p, k) = x.partition(m).unwrap();
+                assert_eq!(p.dims(), &[d.len()], "{ctx}");
+                assert_eq!(k.dims(), &[1]);
+                assert_eq!(
+                    bits_of(&dense::<E>(&p)),
+                    bits_of(&want.0),
+                    "partition {ctx}"
+                );
+                assert_eq!(k.to_vec1::<u32>().unwrap(), [want.1 as u32], "{ctx}");
+            }
+            // reduce_by_key: keys with runs (u32, a strided view) over these values, and these
+            // values as keys (NaN each its own run) over themselves.
+            let keys_base = Tensor::from_vec(
+                (0..d.len())
+                    .map(|_| rng.random_range(0..3u32))
+                    .collect::<Vec<_>>(),
+                x.dims(),
+                &Device::Cpu,
+            )
+            .unwrap();
+            let keys = if x.rank() >= 2 {
+                let r = x.rank() - 1;
+                keys_base
+                    .transpose(0, r)
+                    .unwrap()
+                    .contiguous()
+                    .unwrap()
+                    .transpose(0, r)
+                    .unwrap()
+            } else {
+                keys_base
+            };
+            let kd: Vec<u32> = dense(&keys);
+            for op in OPS {
+                let (u, f) = keys.reduce_by_key(&x, op).unwrap();
+                let (wu, wf) = cpu::reduce_by_key(&kd, &d, op);
+                assert_eq!((u.dims(), f.dims()), (&[wu.len()][..], &[wu.len()][..]));
+                assert_eq!(dense::<u32>(&u), wu, "reduce_by_key {op:?} {ctx}");
+                assert_eq!(
+                    bits_of(&dense::<E>(&f)),
+                    bits_of(&wf),
+                    "reduce_by_key {op:?} {ctx}"
+                );
+                let (u, f) = x.reduce_by_key(&x, op).unwrap();
+                let (wu, wf) = cpu::reduce_by_key(&d, &d, op);
+                assert_eq!(bits_of(&dense::<E>(&u)), bits_of(&wu), "{op:?} {ctx}");
+                assert_eq!(bits_of(&dense::<E>(&f)), bits_of(&wf), "{op:?} {ctx}");
+            }
         }
     }
 }
@@ -796,6 +849,99 @@ fn shorthands_and_candle_agree() {
     assert_eq!(
         r.histogram(4).unwrap().to_vec1::<u32>().unwrap(),
         [1, 0, 3, 0]
+    );
+}
+
+#[test]
+fn partition_and_reduce_by_key() {
+    let dev = &Device::Cpu;
+    // A transposed view and a u8 mask from a comparison: row-major order of the view.
+    let x = Tensor::new(&[[1f32, -2., 3.], [-4., 5., -6.]], dev)
+        .unwrap()
+        .t()
+        .unwrap();
+    assert!(!x.is_contiguous());
+    let (p, k) = x.partition(&x.gt(0.).unwrap()).unwrap();
+    assert_eq!(p.to_vec1::<f32>().unwrap(), [1., 5., 3., -4., -2., -6.]);
+    assert_eq!((k.dims(), k.dtype()), (&[1][..], CDType::U32));
+    assert_eq!(k.to_vec1::<u32>().unwrap(), [3]);
+    // The mask broadcasts; NaN is set, -0.0 is not.
+    let m = Tensor::new(&[f32::NAN, -0.0], dev).unwrap();
+    let (p, k) = x.partition(&m).unwrap();
+    assert_eq!(p.to_vec1::<f32>().unwrap(), [1., -2., 3., -4., 5., -6.]);
+    assert_eq!(k.to_vec1::<u32>().unwrap(), [3]);
+    // Empty, and small integers (widened and cast back).
+    let e = Tensor::zeros((0, 3), CDType::F32, dev).unwrap();
+    let (p, k) = e.partition(&e).unwrap();
+    assert_eq!((p.dims(), k.to_vec1::<u32>().unwrap()), (&[0][..], vec![0]));
+    let b = Tensor::new(&[7u8, 0, 9, 0], dev).unwrap();
+    let (p, k) = b.partition(&b).unwrap();
+    assert_eq!(p.dtype(), CDType::U8);
+    assert_eq!(p.to_vec1::<u8>().unwrap(), [7, 9, 0, 0]);
+    assert_eq!(k.to_vec1::<u32>().unwrap(), [2]);
+    assert!(x
+        .partition(&Tensor::new(&[1u8, 0, 1], dev).unwrap())
+        .is_err());
+
+    // reduce_by_key: keys of one dtype, values of another, over a transposed view.
+    let keys = Tensor::new(&[[1i64, 1, 2], [2, 2, 1]], dev)
+        .unwrap()
+        .t()
+        .unwrap(); // row-major: 1 2, 1 2, 2 1
+    let vals = Tensor::new(&[[1f32, 2., 3.], [4., 5., 6.]], dev)
+        .unwrap()
+        .t()
+        .unwrap(); // 1 4 2 5 3 6
+    let (u, s) = keys.reduce_by_key(&vals, ScanOp::Sum).unwrap();
+    assert_eq!(u.to_vec1::<i64>().unwrap(), [1, 2, 1, 2, 1]);
+    assert_eq!(s.to_vec1::<f32>().unwrap(), [1., 4., 2., 8., 6.]);
+    let r = Tensor::new(&[3u32, 3, 3, 0, 0, 3], dev).unwrap();
+    let v = Tensor::new(&[1f32, 5., 2., -1., -3., 4.], dev).unwrap();
+    for (op, want) in [
+        (ScanOp::Sum, [8f32, -4., 4.]),
+        (ScanOp::Prod, [10., 3., 4.]),
+        (ScanOp::Max, [5., -1., 4.]),
+        (ScanOp::Min, [1., -3., 4.]),
+    ] {
+        let (u, f) = r.reduce_by_key(&v, op).unwrap();
+        assert_eq!(u.to_vec1::<u32>().unwrap(), [3, 0, 3]);
+        assert_eq!(f.to_vec1::<f32>().unwrap(), want, "{op:?}");
+    }
+    // NaN keys are each their own run; -0.0 == 0.0.
+    let nk = Tensor::new(&[f32::NAN, f32::NAN, 0.0, -0.0, 1.0, 1.0], dev).unwrap();
+    let nv = Tensor::new(&[1i32, 2, 3, 4, 5, 6], dev).unwrap();
+    let (u, f) = nk.reduce_by_key(&nv, ScanOp::Sum).unwrap();
+    let u = u.to_vec1::<f32>().unwrap();
+    assert_eq!(u.len(), 4);
+    assert!(u[0].is_nan() && u[1].is_nan());
+    assert_eq!((u[2], u[3]), (0.0, 1.0));
+    assert_eq!(f.to_vec1::<i32>().unwrap(), [1, 2, 7, 11]);
+    // Small integers: u8 keys, i16 values, sums wrapping as i16.
+    let bk = Tensor::new(&[200u8, 200, 7], dev).unwrap();
+    let bv = Tensor::new(&[30_000i16, 10_000, -5], dev).unwrap();
+    let (u, f) = bk.reduce_by_key(&bv, ScanOp::Sum).unwrap();
+    assert_eq!((u.dtype(), f.dtype()), (CDType::U8, CDType::I16));
+    assert_eq!(u.to_vec1::<u8>().unwrap(), [200, 7]);
+    assert_eq!(
+        f.to_vec1::<i16>().unwrap(),
+        [30_000i16.wrapping_add(10_000), -5]
+    );
+    // Empty, rank 0, and values of another shape.
+    let e = Tensor::zeros((2, 0), CDType::I32, dev).unwrap();
+    let (u, f) = e.reduce_by_key(&e, ScanOp::Max).unwrap();
+    assert_eq!((u.dims(), f.dims()), (&[0][..], &[0][..]));
+    let s = Tensor::new(2f32, dev).unwrap();
+    let (u, f) = s.reduce_by_key(&s, ScanOp::Sum).unwrap();
+    assert_eq!(
+        (u.to_vec1::<f32>().unwrap(), f.to_vec1::<f32>().unwrap()),
+        (vec![2.], vec![2.])
+    );
+    let err = keys
+        .reduce_by_key(&keys.flatten_all().unwrap(), ScanOp::Sum)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("shape mismatch in reduce_by_key"),
+        "{err}"
     );
 }
 

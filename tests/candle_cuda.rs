@@ -102,12 +102,123 @@ fn every_op_on_cuda_matches_the_cpu() {
     }
 }
 
+/// Bit-exact comparison through f64 (NaN == NaN), on the CPU.
+fn same(got: &Tensor, want: &Tensor, what: &str) {
+    assert_eq!(got.dims(), want.dims(), "{what}: shape");
+    assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
+    let v = |t: &Tensor| {
+        t.to_device(&Device::Cpu)
+            .unwrap()
+            .to_dtype(CDType::F64)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1::<f64>()
+            .unwrap()
+    };
+    let (a, b) = (v(got), v(want));
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert!(
+            x == y || (x.is_nan() && y.is_nan()),
+            "{what}: [{i}] {x} vs {y}"
+        );
+    }
+}
+
+/// Every dtype the candle ops take on CUDA.
+const DTYPES: [CDType; 7] = [
+    CDType::F32,
+    CDType::F16,
+    CDType::BF16,
+    CDType::U32,
+    CDType::I32,
+    CDType::I64,
+    CDType::F64,
+];
+
+/// A fresh seed (printed) from the clock.
+fn seeded() -> rand::rngs::StdRng {
+    use rand::SeedableRng;
+    let seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("seed {seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// Fresh random inputs, `partition` and `reduce_by_key` (every dtype, contiguous and narrowed)
+/// on candle CUDA tensors against the same call on the CPU.
+#[test]
+fn partition_and_reduce_by_key_on_cuda_match_the_cpu() {
+    use cubeprim::candle::{RunsExt, SelectExt};
+    use rand::Rng;
+    let Ok(dev) = Device::new_cuda(0) else {
+        eprintln!("no CUDA device: skipped");
+        return;
+    };
+    let mut rng = seeded();
+    let mut checked = 0;
+    for shape in [
+        vec![3usize, 100],
+        vec![2, 1025],
+        vec![1, 300_000],
+        vec![700, 8],
+    ] {
+        let n: usize = shape.iter().product();
+        for dt in DTYPES {
+            let float = matches!(dt, CDType::F32 | CDType::F16 | CDType::BF16 | CDType::F64);
+            // Few distinct values, so that runs of equal keys exist; NaN in floats.
+            let data: Vec<f64> = (0..n)
+                .map(|_| match float {
+                    true if rng.random_range(0..100) == 0 => f64::NAN,
+                    _ => rng.random_range(0..4) as f64,
+                })
+                .collect();
+            let h = Tensor::from_vec(data, &*shape, &Device::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let vals: Vec<f32> = (0..n)
+                .map(|_| rng.random_range(-64..64) as f32 * 0.25)
+                .collect();
+            let hv = Tensor::from_vec(vals, &*shape, &Device::Cpu).unwrap();
+            let (g, gv) = (h.to_device(&dev).unwrap(), hv.to_device(&dev).unwrap());
+            let last = shape.len() - 1;
+            let cut = shape[last] - shape[last] / 3;
+            let narrow = |t: &Tensor| t.narrow(last, 1, cut - 1).unwrap();
+            for (hx, gx, hy, gy) in [
+                (h.clone(), g.clone(), hv.clone(), gv.clone()),
+                (narrow(&h), narrow(&g), narrow(&hv), narrow(&gv)),
+            ] {
+                let what = format!("{dt:?} {:?}", hx.dims());
+                eprintln!("case {what} {:?}", hx.stride());
+                let hm = hy.ge(&hy.zeros_like().unwrap()).unwrap();
+                let gm = hm.to_device(&dev).unwrap();
+                let ((wp, wc), (gp, gc)) = (hx.partition(&hm).unwrap(), gx.partition(&gm).unwrap());
+                same(&gp, &wp, &format!("partition {what}"));
+                same(&gc, &wc, &format!("partition count {what}"));
+                for op in [ScanOp::Sum, ScanOp::Max, ScanOp::Min] {
+                    let ((wk, wv), (gk, gv)) = (
+                        hx.reduce_by_key(&hy, op).unwrap(),
+                        gx.reduce_by_key(&gy, op).unwrap(),
+                    );
+                    same(&gk, &wk, &format!("reduce_by_key {op:?} keys {what}"));
+                    same(&gv, &wv, &format!("reduce_by_key {op:?} values {what}"));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 4 * DTYPES.len() * 2);
+}
+
 /// Fresh random inputs (a new seed each run, printed), every op of the sort, reduce,
 /// compaction and runs families on candle CUDA tensors against the same call on the CPU.
 #[test]
 fn every_family_on_cuda_matches_the_cpu() {
     use cubeprim::candle::{ReduceExt, RunsExt, SelectExt, Side, SortExt};
-    use rand::{Rng, SeedableRng};
+    use rand::Rng;
     let dev = match Device::new_cuda(0) {
         Ok(d) => d,
         Err(e) => {
@@ -115,35 +226,8 @@ fn every_family_on_cuda_matches_the_cpu() {
             return;
         }
     };
-    let seed: u64 = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("seed {seed}");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut rng = seeded();
     let cpu = Device::Cpu;
-    // Bit-exact comparison through f64 (NaN == NaN).
-    let same = |got: &Tensor, want: &Tensor, what: &str| {
-        assert_eq!(got.dims(), want.dims(), "{what}: shape");
-        assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
-        let v = |t: &Tensor| {
-            t.to_device(&Device::Cpu)
-                .unwrap()
-                .to_dtype(CDType::F64)
-                .unwrap()
-                .flatten_all()
-                .unwrap()
-                .to_vec1::<f64>()
-                .unwrap()
-        };
-        let (a, b) = (v(got), v(want));
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            assert!(
-                x == y || (x.is_nan() && y.is_nan()),
-                "{what}: [{i}] {x} vs {y}"
-            );
-        }
-    };
     let mut checked = 0;
     // `CUBEPRIM_CANDLE_SHAPES=3,4,5,6`: only these shapes (by index), e.g. to finish a run
     // that a time limit cut (each shape compiles new kernel variants with NVRTC: ~40 s each).
@@ -165,15 +249,7 @@ fn every_family_on_cuda_matches_the_cpu() {
     // Columns past candle's own GPU argsort limit (1024 in one block) included.
     for shape in runs.iter().map(|&i| shapes[i].clone()) {
         let n: usize = shape.iter().product();
-        for dt in [
-            CDType::F32,
-            CDType::F16,
-            CDType::BF16,
-            CDType::U32,
-            CDType::I32,
-            CDType::I64,
-            CDType::F64,
-        ] {
+        for dt in DTYPES {
             let float = matches!(dt, CDType::F32 | CDType::F16 | CDType::BF16 | CDType::F64);
             let data: Vec<f64> = (0..n)
                 .map(|_| match float {
@@ -294,5 +370,5 @@ fn every_family_on_cuda_matches_the_cpu() {
             }
         }
     }
-    assert_eq!(checked, runs.len() * 7 * 2);
+    assert_eq!(checked, runs.len() * DTYPES.len() * 2);
 }

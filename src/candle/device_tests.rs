@@ -4,8 +4,8 @@
 
 use super::ops::{apply, OnDevice, PrimOp};
 use super::reduce::Reduce;
-use super::runs::{Histogram, Runs};
-use super::select::{MaskedSelect, NonZero};
+use super::runs::{Histogram, ReduceByKey, Runs};
+use super::select::{MaskedSelect, NonZero, Partition};
 use super::sort::{SearchSorted, Sort, TopK};
 use super::staged::{self, Staged};
 use crate::{DType, DeviceTensor, ReduceOp, Side, Workspace};
@@ -182,7 +182,27 @@ fn every_op_on_a_device_matches_its_cpu_path() {
             }
             let mask = tensor(&shape, CDType::U32, 5);
             same(&c, &mut ws, &MaskedSelect, &[&x, &mask]);
+            same(&c, &mut ws, &Partition, &[&x, &mask]);
             same(&c, &mut ws, &NonZero, &[&x]);
+            // Keys with runs (sorted rows: 9 values each, the NaN of f32 keys last, each its
+            // own run) and without (mostly runs of one), values of another dtype.
+            let keys = tensor(&shape, CDType::I32, 9);
+            let sorted_keys = apply(
+                &Sort {
+                    asc: true,
+                    values: true,
+                    indices: false,
+                },
+                &[&keys],
+            )
+            .unwrap()
+            .remove(0);
+            for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+                let rbk = ReduceByKey { op };
+                same(&c, &mut ws, &rbk, &[&sorted_keys, &x]);
+                same(&c, &mut ws, &rbk, &[&keys, &x]);
+                same(&c, &mut ws, &rbk, &[&sorted, &keys]);
+            }
             for sorted in [false, true] {
                 for inverse in [false, true] {
                     same(&c, &mut ws, &Runs { sorted, inverse }, &[&x]);
@@ -264,7 +284,14 @@ fn every_op_through_host_staging_matches_its_cpu_path() {
                 );
                 let mask = tensor(&[cols, rows], CDType::U32, 5).t().unwrap();
                 same_staged(&mut st, &MaskedSelect, &[v, &mask]);
+                same_staged(&mut st, &Partition, &[v, &mask]);
                 same_staged(&mut st, &NonZero, &[v]);
+                let keys = tensor(&[cols, rows], CDType::I32, 9).t().unwrap();
+                for op in [ReduceOp::Sum, ReduceOp::Max] {
+                    let rbk = ReduceByKey { op };
+                    same_staged(&mut st, &rbk, &[&sorted, v]);
+                    same_staged(&mut st, &rbk, &[v, &keys]);
+                }
                 for (sorted, inverse) in [(false, true), (true, false)] {
                     same_staged(&mut st, &Runs { sorted, inverse }, &[v]);
                 }

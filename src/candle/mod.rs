@@ -31,10 +31,12 @@
 //! | | `sorted.search_sorted(&values, Side::Left/Right)` → u32 | — | `torch.searchsorted(sorted, values, side=..)` |
 //! | reduce ([`ReduceExt`]) | `reduce_sum/prod/max/min(d)`, `reduce(d, op)` | `sum(d)`, —, `max(d)`, `min(d)` | `sum`, `prod`, `amax`, `amin` |
 //! | compaction ([`SelectExt`]) | `masked_select(&mask)` → 1-D | — | `torch.masked_select` |
+//! | | `partition(&mask)` → (all elements, set ones first, both stable; u32 `[1]` count) | — | `torch.cat([t[m], t[~m]])` |
 //! | | `nonzero()` → `[count, rank]` i64 | — | `torch.nonzero` |
 //! | runs ([`RunsExt`], flattened) | `unique_consecutive()` / `_with_inverse()` → (values, i64 counts[, i64 inverse]) | — | `torch.unique_consecutive(return_counts=True[, return_inverse=True])` |
 //! | | `unique()` / `unique_with_inverse()` (sorted) | — | `torch.unique(sorted=True, return_counts=True[, ..])` |
 //! | | `histogram(bins)` → u32 `[bins]` | — | `torch.bincount(t, minlength=bins)[:bins]` |
+//! | | `keys.reduce_by_key(&values, op)` → (first key of each run, fold of its values) | — | none built in; `torch_scatter.segment_*_coo` over the run indices |
 //!
 //! The names never collide with candle's own methods (candle's inherent `cumsum` or
 //! `sort_last_dim` would win over a trait method of that name, silently).
@@ -61,10 +63,12 @@
 //!   MSL generated and the Metal code type-checked in CI (`.ci/metal-check`), the staging run
 //!   in CI on lavapipe; **not yet run on Apple hardware**.
 //!
-//! Data-sized outputs (`masked_select`, `nonzero`, `unique*`): candle's shapes are static, so
-//! the output's length must be known when the tensor is made. On the CPU it is counted; on a
-//! GPU the op runs on the device and leaves the count there, and the count is read back once
-//! (4 bytes, one host sync) to size the output — the one read these ops make.
+//! Data-sized outputs (`masked_select`, `nonzero`, `unique*`, `reduce_by_key`): candle's
+//! shapes are static, so the output's length must be known when the tensor is made. On the CPU
+//! it is counted; on a GPU the op runs on the device and leaves the count there, and the count
+//! is read back once (4 bytes, one host sync) to size the output — the one read these ops
+//! make. `partition` returns every element, so it reads nothing: its count stays on the device
+//! as a `[1]` u32 tensor.
 //!
 //! The scans are candle custom ops ([`candle_core::CustomOp1`]); `scan_sum` has a backward
 //! pass. The other ops have more than one input or output and no gradient: they dispatch on

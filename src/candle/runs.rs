@@ -3,7 +3,7 @@
 use super::cpu::{with_cpu_storage, IntoCpuStorage, Rows};
 use super::ops::{apply, bad_dtype, outputs, widen, OnDevice, PrimOp};
 use crate::cpu::SortElement;
-use crate::DeviceTensor;
+use crate::{DeviceTensor, ReduceOp};
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, DType, Layout, Result, Shape, Tensor};
 use cubecl::prelude::*;
@@ -31,6 +31,13 @@ pub trait RunsExt {
     /// not counted (`torch.bincount(t, minlength=bins)[:bins]` of the values in range). Integer
     /// tensors (u8, u32, i16, i32, i64); u32 counts.
     fn histogram(&self, bins: usize) -> Result<Tensor>;
+    /// Segmented reduction over the runs of `self` (the keys): the first key of each run of
+    /// equal consecutive keys, and the fold of the run's `values` (same shape as `self`,
+    /// flattened alike) with `op`; both 1-D, one element per run. Keys and values may have
+    /// different dtypes; the values keep theirs (f16 / bf16 accumulate in f32, integers wrap,
+    /// max / min propagate NaN). (`torch_scatter.segment_*_coo` over the run indices; no
+    /// PyTorch built-in.)
+    fn reduce_by_key(&self, values: &Tensor, op: ReduceOp) -> Result<(Tensor, Tensor)>;
 }
 
 impl RunsExt for Tensor {
@@ -59,6 +66,20 @@ impl RunsExt for Tensor {
         };
         let [h] = outputs(apply(&Histogram { bins }, &[&keys])?);
         Ok(h)
+    }
+    fn reduce_by_key(&self, values: &Tensor, op: ReduceOp) -> Result<(Tensor, Tensor)> {
+        if self.shape() != values.shape() {
+            return Err(candle_core::Error::ShapeMismatchBinaryOp {
+                lhs: self.shape().clone(),
+                rhs: values.shape().clone(),
+                op: "reduce_by_key",
+            }
+            .bt());
+        }
+        let (keys, key_dtype) = widen(self)?;
+        let (values, value_dtype) = widen(values)?;
+        let [k, v] = outputs(apply(&ReduceByKey { op }, &[&keys, &values])?);
+        Ok((k.to_dtype(key_dtype)?, v.to_dtype(value_dtype)?))
     }
 }
 
@@ -125,6 +146,56 @@ impl PrimOp for Runs {
             .into_iter()
             .flatten()
             .collect())
+    }
+}
+
+pub(super) struct ReduceByKey {
+    pub(super) op: ReduceOp,
+}
+
+impl PrimOp for ReduceByKey {
+    const NAME: &'static str = "reduce_by_key";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let ((ks, kl), (vs, vl)) = (inputs[0], inputs[1]);
+        if kl.shape() != vl.shape() {
+            return Err(candle_core::Error::ShapeMismatchBinaryOp {
+                lhs: kl.shape().clone(),
+                rhs: vl.shape().clone(),
+                op: Self::NAME,
+            }
+            .bt());
+        }
+        let (keys, folds, runs) = with_cpu_storage!(
+            ks,
+            |k| {
+                let k = Rows::flat(k, kl);
+                with_cpu_storage!(
+                    vs,
+                    |v| {
+                        let (u, f) = crate::cpu::reduce_by_key(&k, &Rows::flat(v, vl), self.op);
+                        let runs = u.len();
+                        (
+                            IntoCpuStorage::into_storage(u),
+                            IntoCpuStorage::into_storage(f),
+                            runs,
+                        )
+                    },
+                    return Err(bad_dtype(vs.dtype(), "cubeprim reduce_by_key"))
+                )
+            },
+            return Err(bad_dtype(ks.dtype(), "cubeprim reduce_by_key"))
+        );
+        Ok(vec![(keys, Shape::from(runs)), (folds, Shape::from(runs))])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        let (keys, values) = (&d.inputs[0], &d.inputs[1]);
+        let n = keys.num_elements();
+        let (k, v, count) = crate::reduce_by_key(d.client, keys, values, n, self.op, d.ws)?;
+        // Outputs sized for every element; the run count read back once to cut them.
+        let runs = crate::read_count(d.client, &count);
+        Ok(vec![k.narrow(0, 0, runs), v.narrow(0, 0, runs)])
     }
 }
 

@@ -11,8 +11,9 @@ use rayon::prelude::*;
 /// Data-sized outputs: the number of selected elements is known only after the op has run.
 /// On the CPU it is simply counted; on a GPU the selection runs on the device and the count
 /// is read back once (one device-to-host read of 4 bytes, a sync) to size the output tensor,
-/// which candle's static shapes need. A flag is set when it is non-zero (NaN is set, `-0.0`
-/// is not). No gradient.
+/// which candle's static shapes need (not [`partition`](SelectExt::partition), whose output
+/// has every element). A flag is set when it is non-zero (NaN is set, `-0.0` is not). No
+/// gradient.
 pub trait SelectExt {
     /// The elements of `self` where `mask` is set, in row-major order, 1-D
     /// (`torch.masked_select`). `mask` has any dtype (candle's comparisons give u8) and
@@ -20,6 +21,12 @@ pub trait SelectExt {
     fn masked_select(&self, mask: &Tensor) -> Result<Tensor>;
     /// The row-major indices of the set elements, `[count, rank]` i64 (`torch.nonzero`).
     fn nonzero(&self) -> Result<Tensor>;
+    /// Stable partition: the elements of `self` (row-major) where `mask` is set, then the
+    /// others, each in order, as one 1-D tensor of all the elements; and the number selected,
+    /// a u32 tensor of shape `[1]` on `self`'s device (`torch.cat([t[m], t[~m]])`). `mask` as
+    /// in [`masked_select`](Self::masked_select). The output's length is every element, so
+    /// nothing is read back: on a GPU the count stays on the device.
+    fn partition(&self, mask: &Tensor) -> Result<(Tensor, Tensor)>;
 }
 
 impl SelectExt for Tensor {
@@ -31,6 +38,11 @@ impl SelectExt for Tensor {
     fn nonzero(&self) -> Result<Tensor> {
         let [y] = outputs(apply(&NonZero, &[&widen_for_device(self)?])?);
         Ok(y)
+    }
+    fn partition(&self, mask: &Tensor) -> Result<(Tensor, Tensor)> {
+        let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
+        let [y, count] = outputs(apply(&Partition, &[&widen_for_device(self)?, &mask])?);
+        Ok((y.to_dtype(self.dtype())?, count))
     }
 }
 
@@ -78,6 +90,49 @@ impl PrimOp for MaskedSelect {
             &d.inputs[1],
             d.ws,
         )?])
+    }
+}
+
+pub(super) struct Partition;
+
+impl PrimOp for Partition {
+    const NAME: &'static str = "partition";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let ((d, dl), (m, ml)) = (inputs[0], inputs[1]);
+        let set = flags(m, ml)?;
+        let (out, count) = with_any_cpu_storage!(
+            d,
+            |v| {
+                let flat = Rows::flat(v, dl);
+                let side = |keep: bool| {
+                    flat.par_iter()
+                        .zip(set.par_iter())
+                        .filter(move |(_, &f)| f == keep)
+                        .map(|(x, _)| *x)
+                };
+                // (collect and par_extend keep the order)
+                let mut out: Vec<_> = side(true).collect();
+                let count = out.len();
+                out.par_extend(side(false));
+                (IntoCpuStorage::into_storage(out), count)
+            },
+            return Err(bad_dtype(d.dtype(), "cubeprim partition"))
+        );
+        let n = dl.shape().elem_count();
+        let count = u32::try_from(count).map_err(|_| {
+            candle_core::Error::Msg(format!("cubeprim partition: {count} selected, past u32"))
+        })?;
+        Ok(vec![
+            (out, Shape::from(n)),
+            (CpuStorage::U32(vec![count]), Shape::from(1)),
+        ])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        let (data, flags) = (&d.inputs[0], &d.inputs[1]);
+        let (out, count) = crate::partition(d.client, data, flags, data.num_elements(), d.ws)?;
+        Ok(vec![out, count])
     }
 }
 
