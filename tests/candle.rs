@@ -375,6 +375,33 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
                 assert_eq!(bits_of(&dense::<E>(&v)), bits_of(&want_v), "values {ctx}");
                 let i = x.arg_sort_stable(asc).unwrap();
                 assert_eq!(dense::<u32>(&i), want_i, "arg_sort {asc} {ctx}");
+                // sort_pairs: the keys themselves as values, and i64 positions (a strided view
+                // where the rank allows) moved alike.
+                let (k, p) = x.sort_pairs(&x, asc).unwrap();
+                assert_eq!((k.dims(), p.dims()), (x.dims(), x.dims()), "{ctx}");
+                assert_eq!(bits_of(&dense::<E>(&k)), bits_of(&want_v), "pairs {ctx}");
+                assert_eq!(bits_of(&dense::<E>(&p)), bits_of(&want_v), "pairs {ctx}");
+                let pos: Vec<i64> = (0..d.len() as i64).collect();
+                let pt = if x.rank() >= 2 {
+                    let r = x.rank() - 1;
+                    let mut td = x.dims().to_vec();
+                    td.swap(0, r);
+                    Tensor::from_vec(pos.clone(), td, &Device::Cpu)
+                        .unwrap()
+                        .transpose(0, r)
+                        .unwrap()
+                } else {
+                    Tensor::from_vec(pos.clone(), x.dims(), &Device::Cpu).unwrap()
+                };
+                let pd: Vec<i64> = dense(&pt);
+                let (k, p) = x.sort_pairs(&pt, asc).unwrap();
+                assert_eq!(p.dtype(), CDType::I64);
+                assert_eq!(bits_of(&dense::<E>(&k)), bits_of(&want_v), "pairs {ctx}");
+                assert_eq!(
+                    dense::<i64>(&p),
+                    cpu::permute_rows(&pd, n, &want_i),
+                    "pairs values {asc} {ctx}"
+                );
             }
             for k in [0, 1, n / 2, n] {
                 if k > n {
@@ -433,6 +460,28 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
                 let got = row.search_sorted(&q, side).unwrap();
                 let want = cpu::searchsorted(&rd, 7, &qd, m, right);
                 assert_eq!(dense::<u32>(&got), want, "shared row {side:?} {ctx}");
+            }
+            // bucketize of x (any view) among strided 1-D boundaries (every other element of
+            // a sorted row): searchsorted with the roles swapped, `right` its side.
+            let b = Tensor::from_vec(
+                cpu::sort_rows(&values::<E>(&mut rng, 14, ScanOp::Sum, float), 14, false),
+                (7, 2),
+                &Device::Cpu,
+            )
+            .unwrap()
+            .t()
+            .unwrap()
+            .narrow(0, 0, 1)
+            .unwrap()
+            .squeeze(0)
+            .unwrap();
+            assert!(!b.is_contiguous());
+            let bd: Vec<E> = dense(&b);
+            for right in [false, true] {
+                let got = x.bucketize(&b, right).unwrap();
+                assert_eq!((got.dims(), got.dtype()), (x.dims(), CDType::U32));
+                let want = cpu::searchsorted(&bd, 7, &d, n, right);
+                assert_eq!(dense::<u32>(&got), want, "bucketize {right} {ctx}");
             }
             checked += 1;
         }
@@ -534,6 +583,10 @@ fn check_compaction<E: WithDType + SortElement + ScanElement + Bits>(seed: u64) 
             let want = cpu::nonzero(&d, x.dims());
             assert_eq!(nz.dims(), &[want.len() / x.rank(), x.rank()], "{ctx}");
             assert_eq!(dense::<i64>(&nz), want, "nonzero {ctx}");
+            let count = x.count_nonzero().unwrap();
+            assert_eq!((count.dims(), count.dtype()), (&[1][..], CDType::U32));
+            let want = [(want.len() / x.rank()) as u32];
+            assert_eq!(count.to_vec1::<u32>().unwrap(), want, "count_nonzero {ctx}");
             let (u, c, i) = x.unique_consecutive_with_inverse().unwrap();
             let (wu, wc, wi) = cpu::unique_consecutive(&d);
             assert_eq!(
@@ -715,6 +768,22 @@ fn small_integer_dtypes_are_widened_and_cast_back() {
         assert_eq!(
             dense::<u32>(&got),
             dense::<u32>(&ws.search_sorted(&w, Side::Right).unwrap())
+        );
+        let ((k, p), (wk, wp)) = (
+            x.sort_pairs(&x, false).unwrap(),
+            w.sort_pairs(&x, false).unwrap(),
+        );
+        same(&k, &wk);
+        same(&p, &wp);
+        let b = Tensor::new(&[50i64, 100, 100, 150], &Device::Cpu).unwrap();
+        for right in [false, true] {
+            let got = x.bucketize(&b.to_dtype(dt).unwrap(), right).unwrap();
+            let want = w.bucketize(&b.to_dtype(wide).unwrap(), right).unwrap();
+            assert_eq!(dense::<u32>(&got), dense::<u32>(&want));
+        }
+        assert_eq!(
+            x.count_nonzero().unwrap().to_vec1::<u32>().unwrap(),
+            w.count_nonzero().unwrap().to_vec1::<u32>().unwrap()
         );
         let m = x.masked_select(&x.ge(100.0).unwrap()).unwrap();
         assert_eq!(m.dtype(), dt);
@@ -946,6 +1015,121 @@ fn partition_and_reduce_by_key() {
 }
 
 #[test]
+fn sort_pairs_bucketize_and_count_nonzero() {
+    let dev = &Device::Cpu;
+    // sort_pairs is stable: equal keys keep their values' order, ascending and descending;
+    // NaN last ascending (first descending), -0.0 before +0.0.
+    let k = Tensor::new(&[[2f32, 1., 2., f32::NAN, 0.0, -0.0, 1.]], dev).unwrap();
+    let v = Tensor::new(&[[0i64, 1, 2, 3, 4, 5, 6]], dev).unwrap();
+    let (sk, sv) = k.sort_pairs(&v, true).unwrap();
+    let sk = sk.to_vec2::<f32>().unwrap().remove(0);
+    assert_eq!(sv.to_vec2::<i64>().unwrap(), [[5, 4, 1, 6, 0, 2, 3]]);
+    assert_eq!(&sk[..6], [-0.0, 0.0, 1., 1., 2., 2.]);
+    assert!(sk[0].is_sign_negative() && sk[1].is_sign_positive() && sk[6].is_nan());
+    let (sk, sv) = k.sort_pairs(&v, false).unwrap();
+    let sk = sk.to_vec2::<f32>().unwrap().remove(0);
+    assert_eq!(sv.to_vec2::<i64>().unwrap(), [[3, 0, 2, 1, 6, 4, 5]]);
+    assert!(sk[0].is_nan() && sk[5].is_sign_positive() && sk[6].is_sign_negative());
+    // Row by row, transposed keys, narrowed values of another dtype.
+    let kt = Tensor::new(&[[3u32, 1], [1, 3], [2, 1]], dev)
+        .unwrap()
+        .t()
+        .unwrap(); // [[3, 1, 2], [1, 3, 1]]
+    let vn = Tensor::new(&[[9f32, 10., 11., 12.], [9., 13., 14., 15.]], dev)
+        .unwrap()
+        .narrow(1, 1, 3)
+        .unwrap();
+    assert!(!kt.is_contiguous() && !vn.is_contiguous());
+    let (sk, sv) = kt.sort_pairs(&vn, true).unwrap();
+    assert_eq!(sk.to_vec2::<u32>().unwrap(), [[1, 2, 3], [1, 1, 3]]);
+    assert_eq!(
+        sv.to_vec2::<f32>().unwrap(),
+        [[11., 12., 10.], [13., 15., 14.]]
+    );
+    let (sk, sv) = kt.sort_pairs(&vn, false).unwrap();
+    assert_eq!(sk.to_vec2::<u32>().unwrap(), [[3, 2, 1], [3, 1, 1]]);
+    assert_eq!(
+        sv.to_vec2::<f32>().unwrap(),
+        [[10., 12., 11.], [14., 13., 15.]]
+    );
+    // Small integers (widened and cast back), each keeping its dtype.
+    let bk = Tensor::new(&[200u8, 7, 200], dev).unwrap();
+    let bv = Tensor::new(&[-1i16, 2, 3], dev).unwrap();
+    let (sk, sv) = bk.sort_pairs(&bv, false).unwrap();
+    assert_eq!((sk.dtype(), sv.dtype()), (CDType::U8, CDType::I16));
+    assert_eq!(sk.to_vec1::<u8>().unwrap(), [200, 200, 7]);
+    assert_eq!(sv.to_vec1::<i16>().unwrap(), [-1, 3, 2]);
+    // Empty rows.
+    let e = Tensor::zeros((2, 0), CDType::F32, dev).unwrap();
+    let ev = Tensor::zeros((2, 0), CDType::I32, dev).unwrap();
+    let (sk, sv) = e.sort_pairs(&ev, true).unwrap();
+    assert_eq!((sk.dims(), sv.dims()), (&[2, 0][..], &[2, 0][..]));
+
+    // bucketize: torch's example; a transposed input.
+    let b = Tensor::new(&[1f32, 3., 5., 7., 9.], dev).unwrap();
+    let x = Tensor::new(&[[3f32, 3.], [6., 6.], [9., 9.]], dev)
+        .unwrap()
+        .t()
+        .unwrap();
+    assert!(!x.is_contiguous());
+    let got = x.bucketize(&b, false).unwrap();
+    assert_eq!(got.dtype(), CDType::U32);
+    assert_eq!(got.to_vec2::<u32>().unwrap(), [[1, 3, 4], [1, 3, 4]]);
+    let got = x.bucketize(&b, true).unwrap();
+    assert_eq!(got.to_vec2::<u32>().unwrap(), [[2, 3, 5], [2, 3, 5]]);
+    // Ties among the boundaries, values outside them, NaN past every boundary.
+    let b = Tensor::new(&[1i32, 2, 2, 5], dev).unwrap();
+    let q = Tensor::new(&[0i32, 2, 3, 9, 1], dev).unwrap();
+    assert_eq!(
+        q.bucketize(&b, false).unwrap().to_vec1::<u32>().unwrap(),
+        [0, 1, 3, 4, 0]
+    );
+    assert_eq!(
+        q.bucketize(&b, true).unwrap().to_vec1::<u32>().unwrap(),
+        [0, 3, 3, 4, 1]
+    );
+    let b = Tensor::new(&[1f32, 3., 5.], dev).unwrap();
+    let q = Tensor::new(&[f32::NAN, 4.], dev).unwrap();
+    for right in [false, true] {
+        let got = q.bucketize(&b, right).unwrap().to_vec1::<u32>().unwrap();
+        assert_eq!(got, [3, 2]);
+    }
+    // Rank 0, empty input, empty boundaries.
+    let s = Tensor::new(4f32, dev).unwrap();
+    let got = s.bucketize(&b, false).unwrap();
+    assert_eq!((got.dims(), got.to_scalar::<u32>().unwrap()), (&[][..], 2));
+    let got = e.bucketize(&b, true).unwrap();
+    assert_eq!(got.dims(), &[2, 0]);
+    let none = Tensor::zeros(0, CDType::F32, dev).unwrap();
+    assert_eq!(
+        x.bucketize(&none, false).unwrap().to_vec2::<u32>().unwrap(),
+        [[0; 3]; 2]
+    );
+
+    // count_nonzero: NaN counts, -0.0 does not; a transposed and a broadcast view.
+    let x = Tensor::new(&[[f32::NAN, -0.0], [0.0, 1.], [0., -2.]], dev)
+        .unwrap()
+        .t()
+        .unwrap();
+    let c = x.count_nonzero().unwrap();
+    assert_eq!((c.dims(), c.dtype()), (&[1][..], CDType::U32));
+    assert_eq!(c.to_vec1::<u32>().unwrap(), [3]);
+    let bc = Tensor::new(&[1f32, 0.], dev)
+        .unwrap()
+        .broadcast_as((3, 2))
+        .unwrap();
+    assert_eq!(bc.count_nonzero().unwrap().to_vec1::<u32>().unwrap(), [3]);
+    // A comparison's u8, i16, rank 0 and empty.
+    let m = x.gt(0.).unwrap();
+    assert_eq!(m.count_nonzero().unwrap().to_vec1::<u32>().unwrap(), [1]);
+    let i = Tensor::new(&[0i16, -3, 0, 7], dev).unwrap();
+    assert_eq!(i.count_nonzero().unwrap().to_vec1::<u32>().unwrap(), [2]);
+    for (t, want) in [(Tensor::new(0f32, dev).unwrap(), 0), (s, 1), (e, 0)] {
+        assert_eq!(t.count_nonzero().unwrap().to_vec1::<u32>().unwrap(), [want]);
+    }
+}
+
+#[test]
 fn bad_arguments_are_errors() {
     let x = Tensor::new(&[[1f32, 2.], [3., 4.]], &Device::Cpu).unwrap();
     let s = Tensor::new(2f32, &Device::Cpu).unwrap();
@@ -961,6 +1145,15 @@ fn bad_arguments_are_errors() {
     assert!(x.search_sorted(&qi, Side::Left).is_err(), "dtypes differ");
     let m = Tensor::new(&[1u8, 0, 1], &Device::Cpu).unwrap();
     assert!(x.masked_select(&m).is_err(), "mask does not broadcast");
+    assert!(s.sort_pairs(&s, true).is_err(), "rank 0 has no last dim");
+    assert!(x.sort_pairs(&q, true).is_err(), "values of another shape");
+    assert!(x
+        .sort_pairs(&x.t().unwrap().reshape(4).unwrap(), true)
+        .is_err());
+    assert!(q.bucketize(&x, false).is_err(), "boundaries not 1-D");
+    assert!(q.bucketize(&s, false).is_err(), "rank-0 boundaries");
+    let bi = Tensor::new(&[1u32, 2], &Device::Cpu).unwrap();
+    assert!(q.bucketize(&bi, false).is_err(), "dtypes differ");
     // Rank 0 where the op has no dimension.
     assert_eq!(s.nonzero().unwrap().dims(), &[1, 0]);
     let (u, c) = s.unique().unwrap();

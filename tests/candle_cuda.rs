@@ -147,11 +147,12 @@ fn seeded() -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
 }
 
-/// Fresh random inputs, `partition` and `reduce_by_key` (every dtype, contiguous and narrowed)
-/// on candle CUDA tensors against the same call on the CPU.
+/// Fresh random inputs, `partition`, `reduce_by_key`, `sort_pairs`, `bucketize` and
+/// `count_nonzero` (every dtype, contiguous and narrowed) on candle CUDA tensors against the
+/// same call on the CPU.
 #[test]
-fn partition_and_reduce_by_key_on_cuda_match_the_cpu() {
-    use cubeprim::candle::{RunsExt, SelectExt};
+fn partition_reduce_by_key_and_friends_on_cuda_match_the_cpu() {
+    use cubeprim::candle::{RunsExt, SelectExt, SortExt};
     use rand::Rng;
     let Ok(dev) = Device::new_cuda(0) else {
         eprintln!("no CUDA device: skipped");
@@ -184,6 +185,12 @@ fn partition_and_reduce_by_key_on_cuda_match_the_cpu() {
                 .collect();
             let hv = Tensor::from_vec(vals, &*shape, &Device::Cpu).unwrap();
             let (g, gv) = (h.to_device(&dev).unwrap(), hv.to_device(&dev).unwrap());
+            // Sorted boundaries with a tie, in the keys' dtype (2.5 truncated for integers).
+            let hb = Tensor::new(&[0f64, 1., 1., 2.5, 3.], &Device::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let gb = hb.to_device(&dev).unwrap();
             let last = shape.len() - 1;
             let cut = shape[last] - shape[last] / 3;
             let narrow = |t: &Tensor| t.narrow(last, 1, cut - 1).unwrap();
@@ -205,6 +212,31 @@ fn partition_and_reduce_by_key_on_cuda_match_the_cpu() {
                     );
                     same(&gk, &wk, &format!("reduce_by_key {op:?} keys {what}"));
                     same(&gv, &wv, &format!("reduce_by_key {op:?} values {what}"));
+                }
+                // Few distinct keys: long runs of ties, so stability shows.
+                for asc in [true, false] {
+                    let ((wk, wv), (gk, gv)) = (
+                        hx.sort_pairs(&hy, asc).unwrap(),
+                        gx.sort_pairs(&gy, asc).unwrap(),
+                    );
+                    same(&gk, &wk, &format!("sort_pairs {asc} keys {what}"));
+                    same(&gv, &wv, &format!("sort_pairs {asc} values {what}"));
+                }
+                for right in [false, true] {
+                    same(
+                        &gx.bucketize(&gb, right).unwrap(),
+                        &hx.bucketize(&hb, right).unwrap(),
+                        &format!("bucketize {right} {what}"),
+                    );
+                }
+                for (h, g, of) in [(&hx, &gx, "data"), (&hm, &gm, "u8 mask")] {
+                    let gc = g.count_nonzero().unwrap();
+                    assert!(gc.device().is_cuda(), "count_nonzero stays on the device");
+                    same(
+                        &gc,
+                        &h.count_nonzero().unwrap(),
+                        &format!("count {of} {what}"),
+                    );
                 }
                 checked += 1;
             }

@@ -5,8 +5,8 @@
 use super::ops::{apply, OnDevice, PrimOp};
 use super::reduce::Reduce;
 use super::runs::{Histogram, ReduceByKey, Runs};
-use super::select::{MaskedSelect, NonZero, Partition};
-use super::sort::{SearchSorted, Sort, TopK};
+use super::select::{CountNonZero, MaskedSelect, NonZero, Partition};
+use super::sort::{Bucketize, SearchSorted, Sort, SortPairs, TopK};
 use super::staged::{self, Staged};
 use crate::{DType, DeviceTensor, ReduceOp, Side, Workspace};
 use candle_core::backend::BackendStorage;
@@ -175,6 +175,18 @@ fn every_op_on_a_device_matches_its_cpu_path() {
             for side in [Side::Left, Side::Right] {
                 same(&c, &mut ws, &SearchSorted { side }, &[&sorted, &queries]);
             }
+            // Values of another dtype (f32, with NaN) and of the keys' own.
+            let vals = tensor(&shape, CDType::F32, 11);
+            for asc in [true, false] {
+                same(&c, &mut ws, &SortPairs { asc }, &[&x, &vals]);
+                same(&c, &mut ws, &SortPairs { asc }, &[&x, &x]);
+            }
+            // Boundaries: one sorted row (ties, the NaN of f32 last); inputs of two shapes.
+            let boundaries = sorted.get(0).unwrap();
+            for right in [false, true] {
+                same(&c, &mut ws, &Bucketize { right }, &[&queries, &boundaries]);
+                same(&c, &mut ws, &Bucketize { right }, &[&x, &boundaries]);
+            }
             for axis in 0..2 {
                 for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
                     same(&c, &mut ws, &Reduce { axis, op }, &[&x]);
@@ -184,6 +196,8 @@ fn every_op_on_a_device_matches_its_cpu_path() {
             same(&c, &mut ws, &MaskedSelect, &[&x, &mask]);
             same(&c, &mut ws, &Partition, &[&x, &mask]);
             same(&c, &mut ws, &NonZero, &[&x]);
+            same(&c, &mut ws, &CountNonZero, &[&x]);
+            same(&c, &mut ws, &CountNonZero, &[&mask]);
             // Keys with runs (sorted rows: 9 values each, the NaN of f32 keys last, each its
             // own run) and without (mostly runs of one), values of another dtype.
             let keys = tensor(&shape, CDType::I32, 9);
@@ -247,6 +261,12 @@ fn every_op_through_host_staging_matches_its_cpu_path() {
                     },
                     &[v],
                 );
+                // Values of another dtype, strided; and the keys themselves.
+                let pv = tensor(&[cols, rows], CDType::I32, 4).t().unwrap();
+                for asc in [true, false] {
+                    same_staged(&mut st, &SortPairs { asc }, &[v, &pv]);
+                    same_staged(&mut st, &SortPairs { asc }, &[v, v]);
+                }
                 if dtype == CDType::F16 {
                     continue;
                 }
@@ -266,6 +286,27 @@ fn every_op_through_host_staging_matches_its_cpu_path() {
                     &SearchSorted { side: Side::Right },
                     &[&sorted, &queries],
                 );
+                // Boundaries as a strided 1-D view (every other element of a sorted row) and
+                // as an offset one.
+                let row = apply(
+                    &Sort {
+                        asc: true,
+                        values: true,
+                        indices: false,
+                    },
+                    &[&tensor(&[1, 2 * cols], dtype, 6)],
+                )
+                .unwrap()
+                .remove(0);
+                // (`get` would copy: it reshapes; `squeeze` keeps the stride.)
+                let strided = row.reshape((cols, 2)).unwrap().t().unwrap();
+                let strided = strided.narrow(0, 0, 1).unwrap().squeeze(0).unwrap();
+                let offset = row.get(0).unwrap().narrow(0, 3, cols).unwrap();
+                assert!(!strided.is_contiguous());
+                for right in [false, true] {
+                    same_staged(&mut st, &Bucketize { right }, &[v, &strided]);
+                    same_staged(&mut st, &Bucketize { right }, &[v, &offset]);
+                }
                 same_staged(
                     &mut st,
                     &Reduce {
@@ -286,6 +327,8 @@ fn every_op_through_host_staging_matches_its_cpu_path() {
                 same_staged(&mut st, &MaskedSelect, &[v, &mask]);
                 same_staged(&mut st, &Partition, &[v, &mask]);
                 same_staged(&mut st, &NonZero, &[v]);
+                same_staged(&mut st, &CountNonZero, &[v]);
+                same_staged(&mut st, &CountNonZero, &[&mask]);
                 let keys = tensor(&[cols, rows], CDType::I32, 9).t().unwrap();
                 for op in [ReduceOp::Sum, ReduceOp::Max] {
                     let rbk = ReduceByKey { op };

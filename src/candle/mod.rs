@@ -29,10 +29,13 @@
 //! | | `arg_sort_stable(asc)` → u32 | `arg_sort_last_dim(asc)` | `torch.argsort(t, stable=True)` |
 //! | | `top_k(k)` / `bottom_k(k)` → (values, u32 indices) | — | `torch.topk(t, k, largest=True/False)` |
 //! | | `sorted.search_sorted(&values, Side::Left/Right)` → u32 | — | `torch.searchsorted(sorted, values, side=..)` |
+//! | | `keys.sort_pairs(&values, asc)` → (sorted keys, values moved alike; stable) | — | `torch.sort(keys, stable=True)` + `gather(values, -1, indices)`; CUB `SortPairs` |
+//! | | `t.bucketize(&boundaries, right)` → u32 (`boundaries` 1-D, sorted) | — | `torch.bucketize(t, boundaries, right=..)` |
 //! | reduce ([`ReduceExt`]) | `reduce_sum/prod/max/min(d)`, `reduce(d, op)` | `sum(d)`, —, `max(d)`, `min(d)` | `sum`, `prod`, `amax`, `amin` |
 //! | compaction ([`SelectExt`]) | `masked_select(&mask)` → 1-D | — | `torch.masked_select` |
 //! | | `partition(&mask)` → (all elements, set ones first, both stable; u32 `[1]` count) | — | `torch.cat([t[m], t[~m]])` |
 //! | | `nonzero()` → `[count, rank]` i64 | — | `torch.nonzero` |
+//! | | `count_nonzero()` → u32 `[1]`, on the device (no read back) | — | `torch.count_nonzero` |
 //! | runs ([`RunsExt`], flattened) | `unique_consecutive()` / `_with_inverse()` → (values, i64 counts[, i64 inverse]) | — | `torch.unique_consecutive(return_counts=True[, return_inverse=True])` |
 //! | | `unique()` / `unique_with_inverse()` (sorted) | — | `torch.unique(sorted=True, return_counts=True[, ..])` |
 //! | | `histogram(bins)` → u32 `[bins]` | — | `torch.bincount(t, minlength=bins)[:bins]` |

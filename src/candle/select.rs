@@ -27,6 +27,10 @@ pub trait SelectExt {
     /// in [`masked_select`](Self::masked_select). The output's length is every element, so
     /// nothing is read back: on a GPU the count stays on the device.
     fn partition(&self, mask: &Tensor) -> Result<(Tensor, Tensor)>;
+    /// The number of set elements of the whole tensor, a u32 tensor of shape `[1]` on
+    /// `self`'s device (`torch.count_nonzero(t)`, there an i64 scalar). Sized in advance, so
+    /// nothing is read back: on a GPU the count stays on the device.
+    fn count_nonzero(&self) -> Result<Tensor>;
 }
 
 impl SelectExt for Tensor {
@@ -43,6 +47,10 @@ impl SelectExt for Tensor {
         let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
         let [y, count] = outputs(apply(&Partition, &[&widen_for_device(self)?, &mask])?);
         Ok((y.to_dtype(self.dtype())?, count))
+    }
+    fn count_nonzero(&self) -> Result<Tensor> {
+        let [count] = outputs(apply(&CountNonZero, &[&widen_for_device(self)?])?);
+        Ok(count)
     }
 }
 
@@ -120,12 +128,9 @@ impl PrimOp for Partition {
             return Err(bad_dtype(d.dtype(), "cubeprim partition"))
         );
         let n = dl.shape().elem_count();
-        let count = u32::try_from(count).map_err(|_| {
-            candle_core::Error::Msg(format!("cubeprim partition: {count} selected, past u32"))
-        })?;
         Ok(vec![
             (out, Shape::from(n)),
-            (CpuStorage::U32(vec![count]), Shape::from(1)),
+            (count_storage(count, "partition")?, Shape::from(1)),
         ])
     }
 
@@ -133,6 +138,36 @@ impl PrimOp for Partition {
         let (data, flags) = (&d.inputs[0], &d.inputs[1]);
         let (out, count) = crate::partition(d.client, data, flags, data.num_elements(), d.ws)?;
         Ok(vec![out, count])
+    }
+}
+
+/// A host count as the `u32[1]` storage of a device count.
+fn count_storage(count: usize, op: &str) -> Result<CpuStorage> {
+    let count = u32::try_from(count).map_err(|_| {
+        candle_core::Error::Msg(format!("cubeprim {op}: {count} selected, past u32"))
+    })?;
+    Ok(CpuStorage::U32(vec![count]))
+}
+
+pub(super) struct CountNonZero;
+
+impl PrimOp for CountNonZero {
+    const NAME: &'static str = "count_nonzero";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let (s, l) = inputs[0];
+        let count = flags(s, l)?.par_iter().filter(|&&f| f).count();
+        Ok(vec![(
+            count_storage(count, "count_nonzero")?,
+            Shape::from(1),
+        )])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        let x = &d.inputs[0];
+        let count = crate::new_count(d.client);
+        crate::count_nonzero_into(d.client, x, x.num_elements(), &count, d.ws)?;
+        Ok(vec![count])
     }
 }
 

@@ -1,7 +1,10 @@
 //! The sort family on candle tensors: [`SortExt`].
 
-use super::cpu::{par_rows, par_rows2, with_cpu_storage, with_cpu_storage2, IntoCpuStorage, Rows};
-use super::ops::{apply, bad_dtype, outputs, widen, OnDevice, PrimOp};
+use super::cpu::{
+    par_rows, par_rows2, with_any_cpu_storage, with_cpu_storage, with_cpu_storage2, IntoCpuStorage,
+    Rows,
+};
+use super::ops::{apply, bad_dtype, outputs, widen, widen_for_device, OnDevice, PrimOp};
 use crate::cpu::{argsort_rows, SortElement};
 use crate::{DeviceTensor, IndexType, Side, SortOptions};
 use candle_core::backend::BackendStorage;
@@ -31,6 +34,15 @@ pub trait SortExt {
     /// is 1-D (shared by every value, `values` of any shape) or `[.., n]` with `values`
     /// `[.., m]` of the same leading dimensions. u32, `values`' shape.
     fn search_sorted(&self, values: &Tensor, side: Side) -> Result<Tensor>;
+    /// The keys (`self`) sorted, stably, and `values` (the keys' shape, any dtype) moved with
+    /// them: (sorted keys, permuted values) (`torch.sort(stable=True)` then `gather` of the
+    /// values by the indices; CUB's `SortPairs`).
+    fn sort_pairs(&self, values: &Tensor, asc: bool) -> Result<(Tensor, Tensor)>;
+    /// For each element of `self` (any shape), the index of its bucket among the sorted 1-D
+    /// `boundaries` (`torch.bucketize(self, boundaries, right=..)`): with `right == false`,
+    /// `i` such that `boundaries[i-1] < x <= boundaries[i]` (searchsorted side left), with
+    /// `right == true`, `boundaries[i-1] <= x < boundaries[i]`. u32, `self`'s shape.
+    fn bucketize(&self, boundaries: &Tensor, right: bool) -> Result<Tensor>;
 }
 
 impl SortExt for Tensor {
@@ -74,6 +86,42 @@ impl SortExt for Tensor {
         }
         let ((sorted, _), (values, _)) = (widen(self)?, widen(values)?);
         let [i] = outputs(apply(&SearchSorted { side }, &[&sorted, &values])?);
+        Ok(i)
+    }
+    fn sort_pairs(&self, values: &Tensor, asc: bool) -> Result<(Tensor, Tensor)> {
+        last_dim(self)?;
+        if self.shape() != values.shape() {
+            return Err(candle_core::Error::ShapeMismatchBinaryOp {
+                lhs: self.shape().clone(),
+                rhs: values.shape().clone(),
+                op: "sort_pairs",
+            }
+            .bt());
+        }
+        let (keys, dtype) = widen(self)?;
+        let vals = widen_for_device(values)?;
+        let [k, v] = outputs(apply(&SortPairs { asc }, &[&keys, &vals])?);
+        Ok((k.to_dtype(dtype)?, v.to_dtype(values.dtype())?))
+    }
+    fn bucketize(&self, boundaries: &Tensor, right: bool) -> Result<Tensor> {
+        if boundaries.rank() != 1 {
+            return Err(candle_core::Error::UnexpectedNumberOfDims {
+                expected: 1,
+                got: boundaries.rank(),
+                shape: boundaries.shape().clone(),
+            }
+            .bt());
+        }
+        if self.dtype() != boundaries.dtype() {
+            return Err(candle_core::Error::DTypeMismatchBinaryOp {
+                lhs: self.dtype(),
+                rhs: boundaries.dtype(),
+                op: "bucketize",
+            }
+            .bt());
+        }
+        let ((input, _), (boundaries, _)) = (widen(self)?, widen(boundaries)?);
+        let [i] = outputs(apply(&Bucketize { right }, &[&input, &boundaries])?);
         Ok(i)
     }
 }
@@ -295,6 +343,79 @@ impl PrimOp for SearchSorted {
             &d.inputs[0],
             &d.inputs[1],
             self.side,
+            IndexType::U32,
+        )?])
+    }
+}
+
+/// A stable sort of each row of keys (first input) carrying the values (second input, the
+/// keys' shape, any dtype).
+pub(super) struct SortPairs {
+    pub(super) asc: bool,
+}
+
+impl PrimOp for SortPairs {
+    const NAME: &'static str = "sort_pairs";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        let ((k, kl), (v, vl)) = (inputs[0], inputs[1]);
+        let (keys, idx) = with_cpu_storage!(
+            k,
+            |k| {
+                let (keys, idx) = sort_rows(k, kl, self.asc, true, true);
+                (IntoCpuStorage::into_storage(keys), idx)
+            },
+            return Err(bad_dtype(k.dtype(), "cubeprim sort_pairs"))
+        );
+        let rows = Rows::last(vl);
+        let vals = with_any_cpu_storage!(
+            v,
+            |v| {
+                let mut out = vec![bytemuck::Zeroable::zeroed(); idx.len()];
+                par_rows(&mut out, rows.n, |r, o| {
+                    let s = rows.starts[r];
+                    let order = &idx[r * rows.n..(r + 1) * rows.n];
+                    for (o, &j) in o.iter_mut().zip(order) {
+                        *o = v[s + j as usize * rows.step];
+                    }
+                });
+                IntoCpuStorage::into_storage(out)
+            },
+            return Err(bad_dtype(v.dtype(), "cubeprim sort_pairs"))
+        );
+        Ok(vec![(keys, kl.shape().clone()), (vals, vl.shape().clone())])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        let opts = SortOptions {
+            descending: !self.asc,
+            ..Default::default()
+        };
+        let (k, v) = crate::sort_pairs(d.client, &d.inputs[0], &d.inputs[1], opts, d.ws)?;
+        Ok(vec![k, v])
+    }
+}
+
+/// The buckets of the first tensor's elements among the second's (1-D, sorted).
+pub(super) struct Bucketize {
+    pub(super) right: bool,
+}
+
+impl PrimOp for Bucketize {
+    const NAME: &'static str = "bucketize";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        // torch's `right` is searchsorted's side: the shared row `boundaries`, queries `input`.
+        let side = if self.right { Side::Right } else { Side::Left };
+        SearchSorted { side }.cpu(&[inputs[1], inputs[0]])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        Ok(vec![crate::bucketize(
+            d.client,
+            &d.inputs[0],
+            &d.inputs[1],
+            self.right,
             IndexType::U32,
         )?])
     }
