@@ -287,8 +287,10 @@ mod cuda {
 
         println!("\n## CUDA: arg_sort (f32, ascending), candle vs cubeprim");
         println!(
-            "cubeprim's sorts run on cubecl's CUDA runtime: one device copy of the keys in, one \
-             of the indices out, host syncs between the streams (src/candle/bridge.rs)."
+            "cubeprim's sorts of rows that fit one cube run on candle's stream \
+             (src/candle/cuda_sort.rs); longer rows and top_k on cubecl's CUDA runtime: one \
+             device copy of the keys in, one of the indices out, host syncs between the \
+             streams (src/candle/bridge.rs)."
         );
         let one = Tensor::zeros(1, DType::U32, dev)?;
         let fixed = time(dev, 50, || one.histogram(1))?;

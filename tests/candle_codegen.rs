@@ -211,3 +211,62 @@ fn launch_geometry_follows_the_layout() {
     )
     .is_err());
 }
+
+/// The one-cube row sort the CUDA path launches on candle's stream (`src/candle/cuda_sort.rs`):
+/// CUDA C++ for every key dtype and output form, its `info_st` the size of the bytes
+/// [`radix_sort_rows_info`] builds, and exactly the parameters the launch passes (four buffers,
+/// then info by value).
+#[test]
+fn cuda_source_of_the_row_sort() {
+    use cubeprim::candle::kernels::{
+        radix_sort_rows_info, radix_sort_rows_source, RowSortVariant, RADIX_SORT_ROWS,
+    };
+    use cubeprim_kernels::cube::RadixConfig;
+    let mut count = 0;
+    for (threads, items) in [(256, 16), (64, 4)] {
+        for key in [
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::BF16,
+            DType::U32,
+            DType::I32,
+            DType::I64,
+        ] {
+            for (indexed, write_keys) in [(true, true), (true, false), (false, true)] {
+                let cfg = RadixConfig {
+                    threads,
+                    items,
+                    plane_ops: true,
+                    wide_counts: true,
+                    plane_min: 32,
+                    plane_max: 32,
+                    plane_sync: true,
+                };
+                let v = RowSortVariant {
+                    key,
+                    cfg,
+                    indexed,
+                    write_keys,
+                };
+                let src = radix_sort_rows_source(&v, Target::Cuda).unwrap();
+                assert_eq!((src.name.as_str(), src.threads), (RADIX_SORT_ROWS, threads));
+                let info = radix_sort_rows_info([7; 7], [100, 100, 100, 5]);
+                assert_eq!(info_size_cuda(&src.source), info.len() * 8, "{v:?}");
+                let start = src.source.find(RADIX_SORT_ROWS).unwrap();
+                let params = &src.source[start..start + src.source[start..].find(')').unwrap()];
+                assert_eq!(params.matches(',').count(), 4, "{params}");
+                assert!(
+                    params
+                        .trim_end()
+                        .ends_with("const __grid_constant__ info_st info"),
+                    "{params}"
+                );
+                // Past 48 KiB the launch opts in (up to 227 KiB on sm_90).
+                assert!(src.shared_bytes <= 227 * 1024, "{v:?}");
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, 2 * 7 * 3);
+}

@@ -404,3 +404,116 @@ fn every_family_on_cuda_matches_the_cpu() {
     }
     assert_eq!(checked, runs.len() * DTYPES.len() * 2);
 }
+
+/// Fresh random inputs, short rows (the one-cube sort launched on candle's stream, no copy):
+/// transposed and permuted views (keys `in_stride` apart, leading strides of any order), more
+/// rows than one grid dimension holds, one key per row; `sort` values and
+/// `arg_sort_stable` indices against the same calls on the CPU, every dtype.
+#[test]
+fn short_row_sorts_on_candles_stream_match_the_cpu() {
+    use cubeprim::candle::SortExt;
+    use rand::Rng;
+    let Ok(dev) = Device::new_cuda(0) else {
+        eprintln!("no CUDA device: skipped");
+        return;
+    };
+    let mut rng = seeded();
+    let mut checked = 0;
+    for shape in [
+        vec![257usize, 6],
+        vec![5, 7, 33],
+        vec![70_000, 3],
+        vec![9, 1],
+        vec![2, 4096],
+    ] {
+        let n: usize = shape.iter().product();
+        for dt in DTYPES {
+            let float = matches!(dt, CDType::F32 | CDType::F16 | CDType::BF16 | CDType::F64);
+            let data: Vec<f64> = (0..n)
+                .map(|_| match (float, rng.random_range(0..50)) {
+                    (true, 0) => f64::NAN,
+                    (true, 1) => -0.0,
+                    _ => rng.random_range(-20..20) as f64,
+                })
+                .collect();
+            let h = Tensor::from_vec(data, &*shape, &Device::Cpu)
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let g = h.to_device(&dev).unwrap();
+            // The first and last axes swapped: rows along the old first axis, strided.
+            let last = shape.len() - 1;
+            let views = [
+                (h.clone(), g.clone(), "contiguous"),
+                (
+                    h.transpose(0, last).unwrap(),
+                    g.transpose(0, last).unwrap(),
+                    "transposed",
+                ),
+            ];
+            for (hx, gx, what) in &views {
+                for asc in [true, false] {
+                    let what = format!("{dt:?} {shape:?} {what} asc {asc}");
+                    let (gv, gi) = gx.sort_stable(asc).unwrap();
+                    let (hv, hi) = hx.sort_stable(asc).unwrap();
+                    same(&gv, &hv, &format!("sort values {what}"));
+                    same(&gi, &hi, &format!("sort indices {what}"));
+                    same(
+                        &gx.arg_sort_stable(asc).unwrap(),
+                        &hx.arg_sort_stable(asc).unwrap(),
+                        &format!("arg_sort {what}"),
+                    );
+                    same(
+                        &gx.sort_stable_values(asc).unwrap(),
+                        &hx.sort_stable_values(asc).unwrap(),
+                        &format!("sort values only {what}"),
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 5 * DTYPES.len() * 2 * 2);
+}
+
+/// NVRTC compiles the one-cube row sort the candle adapter launches itself, for every key
+/// dtype and output form, with the tile the sort plan picks on CUDA.
+#[test]
+fn nvrtc_compiles_the_row_sort() {
+    use cubeprim::candle::kernels::{radix_sort_rows_source, RowSortVariant, RADIX_SORT_ROWS};
+    use cubeprim_kernels::cube::RadixConfig;
+    let mut count = 0;
+    for cfg in [(256, 16), (64, 4)] {
+        for key in [
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::BF16,
+            DType::U32,
+            DType::I32,
+            DType::I64,
+        ] {
+            for (indexed, write_keys) in [(true, true), (true, false), (false, true)] {
+                let v = RowSortVariant {
+                    key,
+                    cfg: RadixConfig {
+                        threads: cfg.0,
+                        items: cfg.1,
+                        plane_ops: true,
+                        wide_counts: true,
+                        plane_min: 32,
+                        plane_max: 32,
+                        plane_sync: true,
+                    },
+                    indexed,
+                    write_keys,
+                };
+                let src = radix_sort_rows_source(&v, Target::Cuda).unwrap();
+                let ptx = compile_ptx(&src.source, (9, 0)).unwrap_or_else(|e| panic!("{v:?}: {e}"));
+                assert!(ptx.to_src().contains(&format!(".entry {RADIX_SORT_ROWS}")));
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, 2 * 7 * 3);
+}

@@ -1,4 +1,5 @@
-//! The CUDA path of the multi-kernel ops (sorts, top-k, searchsorted, reduce, compaction,
+//! The CUDA path of the multi-kernel ops (sorts of rows longer than one cube — shorter ones
+//! run on candle's stream, `super::cuda_sort` — top-k, searchsorted, reduce, compaction,
 //! runs, unique, histogram): cubecl's own `CudaRuntime`, in the same process and CUDA context
 //! as candle, with device-to-device copies between candle's memory and cubecl's.
 //!
@@ -65,6 +66,14 @@ fn bridge(ordinal: usize) -> Arc<Mutex<Bridge>> {
             }))
         })
         .clone()
+}
+
+/// cubecl's client of a CUDA ordinal, for plans that need the device's limits (the launches
+/// of `super::cuda_sort` go through candle's stream, not this client).
+pub(crate) fn client(ordinal: usize) -> ComputeClient<CudaRuntime> {
+    let b = bridge(ordinal);
+    let guard = b.lock().unwrap_or_else(|e| e.into_inner());
+    guard.client.clone()
 }
 
 /// Runs `$body` with `$x` bound to the `CudaSlice` of any dtype.

@@ -17,12 +17,13 @@
 //! device runs on candle's one stream, so a launch never overlaps the previous user of the
 //! state. Compiled modules are cached per device and variant.
 //!
-//! The other op families (sorts, histogram, …) are host programs of several kernels and run
-//! through cubecl's own runtime instead: see `super::bridge`.
+//! Sorts of rows that fit one cube are one kernel too and take the same route
+//! (`super::cuda_sort`). The other op families (longer sorts, histogram, …) are host programs
+//! of several kernels and run through cubecl's own runtime instead: see `super::bridge`.
 //!
 //! Status: NVRTC compiles every variant to sm_90a PTX (tests/candle_cuda.rs, no GPU needed);
-//! the launches have not yet run on a GPU in this project. `tests/candle_cuda.rs` and
-//! `examples/bench_candle.rs` check every op against the CPU path on a CUDA machine.
+//! on the H200 the scans match the CPU path and run 8–308× faster than candle's `cumsum`
+//! (`tests/candle_cuda.rs`, `examples/bench_candle.rs`; figures in BENCHMARKS.md).
 
 use super::kernels::{scan_rows_info, scan_rows_source, Target, SCAN_ROWS};
 use super::ops::dtype_of;

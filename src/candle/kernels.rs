@@ -15,12 +15,17 @@ use cubecl::Compiler;
 use cubecl_cpp::cuda::{mma::CudaWmmaCompiler, CudaDialect};
 use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
 use cubecl_cpp::MslCompiler;
+use cubeprim_kernels::cube::RadixConfig;
+use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::scan_rows::scan_rows;
 use cubeprim_kernels::ops::{Add, Max, Min, Mul};
 use std::sync::Mutex;
 
 /// The name of the scan kernel in the generated source.
 pub const SCAN_ROWS: &str = "cubeprim_scan_rows";
+
+/// The name of the one-cube row sort in the generated source.
+pub const RADIX_SORT_ROWS: &str = "cubeprim_radix_sort_rows";
 
 /// Generated source of one kernel variant.
 #[derive(Debug, Clone)]
@@ -213,6 +218,96 @@ pub fn scan_rows_info(launch: &ScanLaunch, input_len: usize, total: usize) -> Ve
     for len in lens {
         ib.metadata
             .register_array(len as u64, len as u64, AddressType::U32);
+    }
+    ib.finish(AddressType::U32).data
+}
+
+/// A variant of the one-cube row sort ([`radix_sort_rows`]) as the candle adapter launches
+/// it: u32 indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RowSortVariant {
+    /// The key dtype (f32, f64, f16, bf16, u32, i32, i64, u64).
+    pub key: DType,
+    /// The tile, as the sort plan chose it for the device.
+    pub cfg: RadixConfig,
+    /// Write each sorted key's position in its row.
+    pub indexed: bool,
+    /// Write the sorted keys.
+    pub write_keys: bool,
+}
+
+/// The kernel definition of `radix_sort_rows::<K, u32>` for a variant.
+fn define_radix_sort_rows<K: Numeric>(v: &RowSortVariant) -> KernelDefinition {
+    use radix_sort_rows::{_T, _X};
+    type DT = DynamicScalar<_T>;
+    type DX = DynamicScalar<_X>;
+    let mut b = KernelBuilder::default();
+    b.runtime_properties(cubecl::ir::TargetProperties::default());
+    let s = KernelSettings::default()
+        .kernel_name(RADIX_SORT_ROWS)
+        .cube_dim(CubeDim::new_1d(v.cfg.threads))
+        .address_type(AddressType::U32);
+    register::<K, _T>(&mut b);
+    register::<u32, _X>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let keys_in = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let keys_out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let indices_out = <Array<DX> as LaunchArg>::expand_output(&ARRAY, &mut b);
+    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
+    let [rows, n, in_stride, out_cols, begin_bit, end_bit, flip] =
+        [(); 7].map(|_| scalar_u32(&mut b));
+    radix_sort_rows::expand::<DT, DX>(
+        &mut b.scope,
+        keys_in,
+        keys_out,
+        indices_out,
+        layout,
+        rows,
+        n,
+        in_stride,
+        out_cols,
+        begin_bit,
+        end_bit,
+        flip,
+        v.cfg,
+        v.indexed,
+        v.write_keys,
+    );
+    b.build(s)
+}
+
+/// The source of the one-cube row sort for a variant.
+pub fn radix_sort_rows_source(v: &RowSortVariant, target: Target) -> Result<KernelSource> {
+    let def = match v.key {
+        DType::F32 => define_radix_sort_rows::<f32>(v),
+        DType::F64 => define_radix_sort_rows::<f64>(v),
+        DType::F16 => define_radix_sort_rows::<half::f16>(v),
+        DType::BF16 => define_radix_sort_rows::<half::bf16>(v),
+        DType::U32 => define_radix_sort_rows::<u32>(v),
+        DType::I32 => define_radix_sort_rows::<i32>(v),
+        DType::I64 => define_radix_sort_rows::<i64>(v),
+        DType::U64 => define_radix_sort_rows::<u64>(v),
+        other => {
+            return Err(Error::UnsupportedDType {
+                dtype: other,
+                reason: "not a sort key".into(),
+            })
+        }
+    };
+    compile(def, target)
+}
+
+/// The `info_st` argument of `radix_sort_rows` (as [`scan_rows_info`]): its seven u32 scalars
+/// in parameter order (`rows, n, in_stride, out_cols, begin_bit, end_bit, flip`), then the
+/// lengths in items of its four buffers (keys in, keys out, indices out, row layout).
+pub fn radix_sort_rows_info(scalars: [u32; 7], lens: [usize; 4]) -> Vec<u64> {
+    let mut ib = cubecl::InfoBuilder::default();
+    for s in scalars {
+        ib.scalars.push(s);
+    }
+    for len in lens {
+        let len = len.max(1) as u64;
+        ib.metadata.register_array(len, len, AddressType::U32);
     }
     ib.finish(AddressType::U32).data
 }

@@ -82,6 +82,8 @@ mod bridge;
 mod cpu;
 #[cfg(feature = "candle-cuda")]
 pub mod cuda;
+#[cfg(feature = "candle-cuda")]
+mod cuda_sort;
 #[cfg(all(test, feature = "wgpu"))]
 mod device_tests;
 pub mod kernels;

@@ -25,6 +25,16 @@ pub(crate) trait PrimOp {
     /// (`super::staged`).
     #[cfg_attr(not(any(feature = "candle-cuda", test)), allow(dead_code))]
     fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>>;
+
+    /// A route on candle's own CUDA stream for these inputs, where the op has one (no copy,
+    /// no sync; see `super::cuda_sort`); `None`: [`Self::device`] through the bridge.
+    #[cfg(feature = "candle-cuda")]
+    fn on_candle_stream(
+        &self,
+        _inputs: &[(&candle_core::CudaStorage, &Layout)],
+    ) -> Option<Result<Vec<(candle_core::CudaStorage, Shape)>>> {
+        None
+    }
 }
 
 /// What the device path of an op works with.
@@ -77,7 +87,10 @@ pub(crate) fn apply<O: PrimOp>(op: &O, inputs: &[&Tensor]) -> Result<Vec<Tensor>
                 Storage::Cuda(c) => Some(c),
                 _ => None,
             });
-            let outs = super::bridge::run(op, &ins)?;
+            let outs = match op.on_candle_stream(&ins) {
+                Some(outs) => outs?,
+                None => super::bridge::run(op, &ins)?,
+            };
             outs.into_iter()
                 .map(|(s, d)| (Storage::Cuda(s), d))
                 .collect()

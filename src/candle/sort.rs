@@ -236,6 +236,15 @@ impl PrimOp for Sort {
         Ok(out)
     }
 
+    #[cfg(feature = "candle-cuda")]
+    fn on_candle_stream(
+        &self,
+        inputs: &[(&candle_core::CudaStorage, &Layout)],
+    ) -> Option<Result<Vec<(candle_core::CudaStorage, Shape)>>> {
+        let (s, l) = inputs[0];
+        super::cuda_sort::sort_rows(s, l, self.asc, self.values, self.indices)
+    }
+
     fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
         let x = &d.inputs[0];
         let opts = SortOptions {

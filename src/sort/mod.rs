@@ -33,7 +33,7 @@ use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use launch::{with_key, KeysIn, SortBuffers};
-use plan::ValueKind;
+pub(crate) use plan::ValueKind;
 pub use plan::{OnesweepPlan, Route, SelectPlan, SortPlan};
 
 /// How [`top_k_with`] finds the `k` best keys of each row.
