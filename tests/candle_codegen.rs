@@ -25,6 +25,17 @@ const SHAPES: [(&[usize], usize); 5] = [
     (&[40_001, 2], 0), // look-back along a strided axis
 ];
 
+/// Every dtype the CUDA kernels take.
+const CUDA_DTYPES: [DType; 7] = [
+    DType::F32,
+    DType::F64,
+    DType::F16,
+    DType::BF16,
+    DType::U32,
+    DType::I32,
+    DType::I64,
+];
+
 /// `(bytes of info_st, buffer slot of info)` read from the generated source.
 fn info_size_cuda(src: &str) -> usize {
     let start = src
@@ -56,18 +67,7 @@ fn options(i: usize) -> ScanOptions {
 /// kernels compiled.
 fn every_variant(target: Target) -> usize {
     let (limits, dtypes): (_, &[DType]) = match target {
-        Target::Cuda => (
-            DeviceLimits::CUDA,
-            &[
-                DType::F32,
-                DType::F64,
-                DType::F16,
-                DType::BF16,
-                DType::U32,
-                DType::I32,
-                DType::I64,
-            ],
-        ),
+        Target::Cuda => (DeviceLimits::CUDA, &CUDA_DTYPES),
         // Metal has no f64.
         Target::Msl => (
             DeviceLimits::METAL,
@@ -224,15 +224,7 @@ fn cuda_source_of_the_row_sort() {
     use cubeprim_kernels::cube::RadixConfig;
     let mut count = 0;
     for (threads, items) in [(256, 16), (64, 4)] {
-        for key in [
-            DType::F32,
-            DType::F64,
-            DType::F16,
-            DType::BF16,
-            DType::U32,
-            DType::I32,
-            DType::I64,
-        ] {
+        for key in CUDA_DTYPES {
             for (indexed, write_keys) in [(true, true), (true, false), (false, true)] {
                 let cfg = RadixConfig {
                     threads,

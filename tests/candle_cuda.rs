@@ -13,18 +13,21 @@ use cubeprim::candle::kernels::{scan_rows_source, Target, SCAN_ROWS};
 use cubeprim::candle::{DeviceLimits, ScanExt, ScanLaunch};
 use cubeprim::{DType, ScanOp, ScanOptions};
 
+/// Every dtype the generated CUDA kernels take.
+const CUDA_DTYPES: [DType; 7] = [
+    DType::F32,
+    DType::F64,
+    DType::F16,
+    DType::BF16,
+    DType::U32,
+    DType::I32,
+    DType::I64,
+];
+
 #[test]
 fn nvrtc_compiles_every_variant() {
     let mut count = 0;
-    for dtype in [
-        DType::F32,
-        DType::F64,
-        DType::F16,
-        DType::BF16,
-        DType::U32,
-        DType::I32,
-        DType::I64,
-    ] {
+    for dtype in CUDA_DTYPES {
         for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
             let indexed = matches!(op, ScanOp::Max | ScanOp::Min);
             for (shape, axis) in [(&[3usize, 100][..], 1usize), (&[40_001, 2][..], 0)] {
@@ -484,15 +487,7 @@ fn nvrtc_compiles_the_row_sort() {
     use cubeprim_kernels::cube::RadixConfig;
     let mut count = 0;
     for cfg in [(256, 16), (64, 4)] {
-        for key in [
-            DType::F32,
-            DType::F64,
-            DType::F16,
-            DType::BF16,
-            DType::U32,
-            DType::I32,
-            DType::I64,
-        ] {
+        for key in CUDA_DTYPES {
             for (indexed, write_keys) in [(true, true), (true, false), (false, true)] {
                 let v = RowSortVariant {
                     key,

@@ -25,7 +25,7 @@
 //! on the H200 the scans match the CPU path and run 8–308× faster than candle's `cumsum`
 //! (`tests/candle_cuda.rs`, `examples/bench_candle.rs`; figures in BENCHMARKS.md).
 
-use super::kernels::{scan_rows_info, scan_rows_source, Target, SCAN_ROWS};
+use super::kernels::{scan_rows_info, scan_rows_source, KernelSource, Target};
 use super::ops::dtype_of;
 use super::plan::ScanLaunch;
 use super::scan::ScanCustomOp;
@@ -49,8 +49,8 @@ use std::sync::{Mutex, OnceLock};
 /// A compiled variant: (device ordinal, dtype, op, vector width, tile, mode).
 type Key = (usize, DType, ScanOp, usize, TileConfig, ScanMode);
 
-/// Loaded kernels and the dynamic shared memory each launches with.
-static FUNCS: OnceLock<Mutex<HashMap<Key, (CudaFunction, u32)>>> = OnceLock::new();
+/// Loaded scan kernels.
+static FUNCS: KernelCache<Key> = OnceLock::new();
 
 /// Where NVRTC finds the CUDA headers the generated source includes (as cubecl-cuda:
 /// `$CUDA_PATH/include`, and its `cccl` folder where there is one).
@@ -141,30 +141,26 @@ impl Scratch {
     }
 }
 
-/// The loaded kernel of a launch (compiled on first use on each device).
-fn function(
+/// Loaded kernels, each with the dynamic shared memory it launches with, by `K` (which
+/// includes the device ordinal).
+pub(super) type KernelCache<K> = OnceLock<Mutex<HashMap<K, (CudaFunction, u32)>>>;
+
+/// The kernel `key` names in `cache`; on its first use, `source` is compiled by NVRTC for
+/// `dev`, loaded into its context and allowed the dynamic shared memory it needs.
+pub(super) fn cached_kernel<K: std::hash::Hash + Eq>(
+    cache: &KernelCache<K>,
+    key: K,
     dev: &CudaDevice,
-    dtype: DType,
-    op: ScanOp,
-    launch: &ScanLaunch,
+    source: impl FnOnce() -> crate::Result<KernelSource>,
 ) -> Result<(CudaFunction, u32)> {
-    let stream = dev.cuda_stream();
-    let ctx = stream.context();
-    let key: Key = (
-        ctx.ordinal(),
-        dtype,
-        op,
-        launch.vec,
-        launch.cfg,
-        launch.mode,
-    );
-    let cache = FUNCS.get_or_init(Default::default);
+    let cache = cache.get_or_init(Default::default);
     if let Some(f) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(f.clone());
     }
-    let src = scan_rows_source(dtype, op, launch, Target::Cuda).map_err(super::wrap)?;
+    let ctx = dev.cuda_stream().context().clone();
+    let src = source().map_err(super::wrap)?;
     let ptx = compile_ptx(&src.source, ctx.compute_capability().w()?)?;
-    let func = ctx.load_module(ptx).w()?.load_function(SCAN_ROWS).w()?;
+    let func = ctx.load_module(ptx).w()?.load_function(&src.name).w()?;
     let shared = src.shared_bytes as u32;
     if shared > 48 * 1024 {
         func.set_attribute(
@@ -178,6 +174,20 @@ fn function(
         .unwrap_or_else(|e| e.into_inner())
         .insert(key, (func.clone(), shared));
     Ok((func, shared))
+}
+
+/// The loaded kernel of a launch (compiled on first use on each device).
+fn function(
+    dev: &CudaDevice,
+    dtype: DType,
+    op: ScanOp,
+    launch: &ScanLaunch,
+) -> Result<(CudaFunction, u32)> {
+    let ordinal = dev.cuda_stream().context().ordinal();
+    let key: Key = (ordinal, dtype, op, launch.vec, launch.cfg, launch.mode);
+    cached_kernel(&FUNCS, key, dev, || {
+        scan_rows_source(dtype, op, launch, Target::Cuda)
+    })
 }
 
 /// The scan of a candle CUDA tensor (values; indices kept in `op` when indexed).

@@ -10,59 +10,25 @@
 //! device-wide passes, several kernels and a workspace) still go through the bridge.
 //!
 //! The tile comes from cubeprim's own [`SortPlan`] for the device's limits (cubecl's client
-//! of the ordinal, used for the plan only). Per call: the outputs (by candle) and the row
-//! layout (a few words, uploaded); compiled kernels are cached per device and variant.
+//! of the ordinal, used for the plan only). Per call: the outputs and a one-word stand-in for
+//! an output not asked for (by candle), and the row layout (a few words, uploaded); compiled
+//! kernels are cached per device and variant (`super::cuda::cached_kernel`).
 
-use super::cuda::compile_ptx;
+use super::cuda::{cached_kernel, KernelCache};
 use super::kernels::{radix_sort_rows_info, radix_sort_rows_source, RowSortVariant, Target};
 use super::ops::dtype_of;
-use crate::sort::{Route, SortPlan, ValueKind};
-use crate::tensor::contiguous_strides;
+use crate::sort::{row_layout, to_u32, Route, SortPlan, ValueKind};
 use crate::{DType, SortOptions};
 use candle_core::backend::BackendStorage;
-use candle_core::cuda_backend::cudarc::driver::{
-    sys::CUfunction_attribute, CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg,
-};
+use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 use candle_core::cuda_backend::{CudaDType, CudaDevice, WrapErr};
 use candle_core::{CudaStorage, Layout, Result, Shape};
 use cubecl::prelude::CubeCount;
 use half::{bf16, f16};
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
-/// Loaded kernels per (device ordinal, variant), with their dynamic shared memory.
-type Funcs = HashMap<(usize, RowSortVariant), (CudaFunction, u32)>;
-static FUNCS: OnceLock<Mutex<Funcs>> = OnceLock::new();
-
-/// The loaded kernel of a variant (compiled on first use on each device).
-fn function(dev: &CudaDevice, v: RowSortVariant) -> Result<(CudaFunction, u32)> {
-    let ctx = dev.cuda_stream().context().clone();
-    let key = (ctx.ordinal(), v);
-    let cache = FUNCS.get_or_init(Default::default);
-    if let Some(f) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(f.clone());
-    }
-    let src = radix_sort_rows_source(&v, Target::Cuda).map_err(super::wrap)?;
-    let ptx = compile_ptx(&src.source, ctx.compute_capability().w()?)?;
-    let func = ctx
-        .load_module(ptx)
-        .w()?
-        .load_function(super::kernels::RADIX_SORT_ROWS)
-        .w()?;
-    let shared = src.shared_bytes as u32;
-    if shared > 48 * 1024 {
-        func.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            shared as i32,
-        )
-        .w()?;
-    }
-    cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, (func.clone(), shared));
-    Ok((func, shared))
-}
+/// Loaded row sorts per (device ordinal, variant).
+static FUNCS: KernelCache<(usize, RowSortVariant)> = OnceLock::new();
 
 /// The rows of `layout` (along its last axis), each sorted stably (`asc`ending, NaN last; or
 /// descending): the sorted values (when `values`) and u32 positions (when `indices`), both
@@ -116,29 +82,6 @@ pub(crate) fn sort_rows(
     })
 }
 
-/// The row layout `radix_sort_rows` reads (as the device sort's): the leading dims, their
-/// strides in the view, their contiguous strides, the view's offset.
-fn row_layout(layout: &Layout) -> Result<Vec<u32>> {
-    let r = layout.dims().len();
-    let others = &layout.dims()[..r - 1];
-    let word = |v: usize| {
-        u32::try_from(v)
-            .map_err(|_| candle_core::Error::Msg(format!("cubeprim sort: {v} past u32")))
-    };
-    let mut words = vec![word(others.len())?];
-    for &d in others {
-        words.push(word(d)?);
-    }
-    for &s in &layout.stride()[..r - 1] {
-        words.push(word(s)?);
-    }
-    for s in contiguous_strides(others) {
-        words.push(word(s)?);
-    }
-    words.push(word(layout.start_offset())?);
-    Ok(words)
-}
-
 fn launch<T: CudaDType + DeviceRepr>(
     dev: &CudaDevice,
     storage: &CudaStorage,
@@ -150,8 +93,12 @@ fn launch<T: CudaDType + DeviceRepr>(
     let input = storage.as_cuda_slice::<T>()?;
     let (rows, n) = (plan.rows, plan.n);
     let total = rows * n;
-    let (func, shared) = function(dev, v)?;
-    let words = row_layout(layout)?;
+    let ordinal = dev.cuda_stream().context().ordinal();
+    let (func, shared) = cached_kernel(&FUNCS, (ordinal, v), dev, || {
+        radix_sort_rows_source(&v, Target::Cuda)
+    })?;
+    let words =
+        row_layout(layout.dims(), layout.stride(), layout.start_offset()).map_err(super::wrap)?;
     let rows_layout = dev.clone_htod(&words)?;
     // SAFETY: the kernel writes every element of each output it is given.
     let keys_out = match v.write_keys {
@@ -163,12 +110,10 @@ fn launch<T: CudaDType + DeviceRepr>(
         true => Some(unsafe { dev.alloc::<u32>(total) }?),
         false => None,
     };
-    let dummy = dev.alloc_zeros::<u64>(1)?;
+    // SAFETY: bound where an output is not asked for, which the kernel then never touches.
+    let dummy = unsafe { dev.alloc::<u32>(1) }?;
     let stride = *layout.stride().last().expect("rank >= 1");
-    let word = |v: usize, what: &str| {
-        u32::try_from(v)
-            .map_err(|_| candle_core::Error::Msg(format!("cubeprim sort: {what} {v} past u32")))
-    };
+    let word = |v: usize, what: &str| to_u32(v, what).map_err(super::wrap);
     let scalars = [
         word(rows, "rows")?,
         word(n, "row length")?,

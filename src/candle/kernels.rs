@@ -278,23 +278,16 @@ fn define_radix_sort_rows<K: Numeric>(v: &RowSortVariant) -> KernelDefinition {
 
 /// The source of the one-cube row sort for a variant.
 pub fn radix_sort_rows_source(v: &RowSortVariant, target: Target) -> Result<KernelSource> {
-    let def = match v.key {
-        DType::F32 => define_radix_sort_rows::<f32>(v),
-        DType::F64 => define_radix_sort_rows::<f64>(v),
-        DType::F16 => define_radix_sort_rows::<half::f16>(v),
-        DType::BF16 => define_radix_sort_rows::<half::bf16>(v),
-        DType::U32 => define_radix_sort_rows::<u32>(v),
-        DType::I32 => define_radix_sort_rows::<i32>(v),
-        DType::I64 => define_radix_sort_rows::<i64>(v),
-        DType::U64 => define_radix_sort_rows::<u64>(v),
-        other => {
-            return Err(Error::UnsupportedDType {
-                dtype: other,
-                reason: "not a sort key".into(),
-            })
-        }
-    };
-    compile(def, target)
+    if v.key == DType::U8 {
+        return Err(Error::UnsupportedDType {
+            dtype: v.key,
+            reason: "not a sort key".into(),
+        });
+    }
+    compile(
+        with_dtype!(v.key, |K, _A| define_radix_sort_rows::<K>(v)),
+        target,
+    )
 }
 
 /// The `info_st` argument of `radix_sort_rows` (as [`scan_rows_info`]): its seven u32 scalars

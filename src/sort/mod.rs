@@ -227,8 +227,27 @@ fn check_strides<R: Runtime>(t: &DeviceTensor<R>) -> Result<()> {
     Ok(())
 }
 
-fn to_u32(v: usize, what: &str) -> Result<u32> {
+pub(crate) fn to_u32(v: usize, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
+}
+
+/// The row layout the sort kernels read (see `row_offsets`) of a view sorted along its last
+/// axis: `[rank - 1, leading dims.., their strides.., their contiguous strides.., offset]`.
+pub(crate) fn row_layout(shape: &[usize], strides: &[usize], offset: usize) -> Result<Vec<u32>> {
+    let r = shape.len();
+    let others = &shape[..r - 1];
+    let mut layout = vec![others.len() as u32];
+    for &s in others {
+        layout.push(to_u32(s, "dimension")?);
+    }
+    for &s in &strides[..r - 1] {
+        layout.push(to_u32(s, "stride")?);
+    }
+    for &s in &contiguous_strides(others) {
+        layout.push(to_u32(s, "stride")?);
+    }
+    layout.push(to_u32(offset, "offset")?);
+    Ok(layout)
 }
 
 /// The keys of `x` as launches read them: row layout uploaded through the workspace.
@@ -238,18 +257,7 @@ fn keys_in<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<KeysIn> {
     let r = x.rank();
-    let others = &x.shape[..r - 1];
-    let mut layout = vec![others.len() as u32];
-    for &s in others {
-        layout.push(to_u32(s, "dimension")?);
-    }
-    for &s in &x.strides[..r - 1] {
-        layout.push(to_u32(s, "stride")?);
-    }
-    for &s in &contiguous_strides(others) {
-        layout.push(to_u32(s, "stride")?);
-    }
-    layout.push(to_u32(x.offset, "offset")?);
+    let layout = row_layout(&x.shape, &x.strides, x.offset)?;
     let handle = ws.layout(client, &layout);
     Ok(KeysIn {
         handle: x.handle.clone(),
