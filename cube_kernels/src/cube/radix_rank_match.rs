@@ -69,7 +69,8 @@ pub fn match_counter_slots(cfg: &RadixConfig) -> usize {
 /// (the keys of smaller digits). `counters`: [`match_counter_slots`] words; `scan_v` /
 /// `scan_i`: scratch of [`cube_exclusive_scan`]. It passes cube barriers after every unit has
 /// its digits, so shared memory the digits were read from may be overwritten on return; the
-/// caller syncs before reusing `counters` or reading `starts`.
+/// caller syncs before reusing `counters` or reading `starts`. `mask_tests`: how the digit
+/// bits are tested for the ballots (see the body; the same ranks either way).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn tile_rank_match(
@@ -81,6 +82,7 @@ pub fn tile_rank_match(
     scan_i: &mut SharedMemory<u32>,
     #[comptime] cfg: RadixConfig,
     #[comptime] write_starts: bool,
+    #[comptime] mask_tests: bool,
 ) {
     let items = comptime![cfg.items];
     let words = comptime![cfg.plane_max.div_ceil(32).clamp(1, 4)];
@@ -113,13 +115,32 @@ pub fn tile_rank_match(
         }
         #[unroll]
         for b in 0..8u32 {
-            let bit = (d >> b) & 1u32;
-            let ballot = plane_ballot(bit == 1u32);
-            // All ones where the bit is 0: keep the lanes whose bit equals this unit's.
-            let other = select(bit == 1u32, 0u32, 0xffff_ffffu32);
-            #[unroll]
-            for k in 0..words {
-                lanes[k as usize] &= ballot[k as usize] ^ other;
+            if comptime![mask_tests] {
+                // `plane_lanes[0] & 1` is 1, as a value the compiler cannot fold: the test
+                // stays `d & mask`, which ptxas turns into predicates set straight from the
+                // digit (`R2P`: three instructions per ballot), where a literal mask is
+                // rewritten as shift, and, compare (six). Measured on the H200 (stop 9, same
+                // call, alternated): the in-cube row sort [16384, 4096] 1.80 -> 1.51 ms; the
+                // device-wide scatter, whose ranking interleaves with its global loads, got
+                // slower (1.86 -> 1.99 ms a pass), so each kernel chooses.
+                let one = plane_lanes[0] & 1u32;
+                let set = (d & (one << b)) != 0u32;
+                let ballot = plane_ballot(set);
+                // All ones where the bit is 0: keep the lanes whose bit equals this unit's.
+                let other = select(set, 0u32, 0xffff_ffffu32);
+                #[unroll]
+                for k in 0..words {
+                    lanes[k as usize] &= ballot[k as usize] ^ other;
+                }
+            } else {
+                let bit = (d >> b) & 1u32;
+                let ballot = plane_ballot(bit == 1u32);
+                // All ones where the bit is 0: keep the lanes whose bit equals this unit's.
+                let other = select(bit == 1u32, 0u32, 0xffff_ffffu32);
+                #[unroll]
+                for k in 0..words {
+                    lanes[k as usize] &= ballot[k as usize] ^ other;
+                }
             }
         }
         let mut below = 0u32;

@@ -206,6 +206,7 @@ pub fn rank_tile_match<T: Numeric>(
         &mut scan_i,
         cfg,
         true,
+        false,
     );
 }
 

@@ -151,6 +151,7 @@ fn sort_passes_match<T: Numeric>(
             &mut scan_i,
             cfg,
             false,
+            true,
         );
         #[unroll]
         for i in 0..items {
