@@ -13,6 +13,7 @@ use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::lookback::TileCarry;
 use cubeprim_kernels::device::reduce::reduce_rows;
 use cubeprim_kernels::device::run_length::{run_length, RunConfig};
+use cubeprim_kernels::device::run_length_fixup::run_length_fixup;
 use cubeprim_kernels::device::select::{compact, CompactMode, CountCarry, PassConfig};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
@@ -103,6 +104,7 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     let inverse = output::<DX>(&mut b);
     let count = output::<u32>(&mut b);
     let len = input::<u32>(&mut b);
+    let records = output::<u32>(&mut b);
     let state = output::<Atomic<u32>>(&mut b);
     let state_view = output::<u32>(&mut b);
     let n = u32_arg(&mut b);
@@ -118,6 +120,7 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
         inverse,
         count,
         len,
+        records,
         state,
         state_view,
         n,
@@ -125,6 +128,38 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
         base,
         cfg,
         run,
+    );
+    b.build(s)
+}
+
+fn define_run_length_fixup<W: Numeric>(
+    name: &str,
+    threads: u32,
+    plane_ops: bool,
+    device_len: bool,
+) -> KernelDefinition {
+    use run_length_fixup::_W;
+    type DW = DynamicScalar<_W>;
+    let (mut b, s) = settings(name, threads);
+    register::<W, _W>(&mut b);
+    s.address_type.register(&mut b.scope);
+    let records = input::<u32>(&mut b);
+    let lengths = output::<DW>(&mut b);
+    let count = input::<u32>(&mut b);
+    let len = input::<u32>(&mut b);
+    let n = u32_arg(&mut b);
+    let tile_elems = u32_arg(&mut b);
+    run_length_fixup::expand::<DW>(
+        &mut b.scope,
+        records,
+        lengths,
+        count,
+        len,
+        n,
+        tile_elems,
+        threads,
+        plane_ops,
+        device_len,
     );
     b.build(s)
 }
@@ -280,6 +315,24 @@ fn run_length_variants<K: Numeric, V: Numeric, A: Numeric, O: ScanOp>(name0: &st
         }
     }
     count
+}
+
+#[test]
+fn run_length_fixup_variants() {
+    for plane_ops in [false, true] {
+        for device_len in [false, true] {
+            let name = format!(
+                "run_length_fixup_p{}_d{}",
+                plane_ops as u8, device_len as u8
+            );
+            compile_both(&name, || {
+                define_run_length_fixup::<i64>(&name, 256, plane_ops, device_len)
+            });
+            compile_both(&name, || {
+                define_run_length_fixup::<i32>(&name, 64, plane_ops, device_len)
+            });
+        }
+    }
 }
 
 #[test]

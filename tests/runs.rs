@@ -251,6 +251,117 @@ fn device_length_and_errors() {
     ));
 }
 
+/// Counts of runs that span hundreds of tiles: the run lengths that cross tiles are written
+/// after the single pass, by one unit per tile that finds the last head before its tile
+/// among the earlier tiles (cubes of 256 tiles walk back over the cubes before them).
+#[test]
+fn counts_of_runs_across_many_tiles() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(17);
+    let mut ws = Workspace::new();
+    let n = 3_000_000usize;
+    let patterns: [Vec<i32>; 4] = [
+        vec![5; n],
+        (0..n)
+            .map(|i| (i >= 10) as i32 + (i >= n - 10) as i32)
+            .collect(),
+        (0..n).map(|i| (i >= 1_600_000) as i32).collect(),
+        keys(&mut rng, n, 2),
+    ];
+    for (p, k) in patterns.iter().enumerate() {
+        let kd = upload(&c, k, &[n]);
+        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(k);
+        let u = cubeprim::unique_consecutive_sized(&c, &kd, false, true, &mut ws).unwrap();
+        assert_eq!(u.values.to_vec::<i32>(&c), wu, "values, pattern {p}");
+        assert_eq!(
+            idx(&c, u.counts.as_ref().unwrap()),
+            wc,
+            "counts, pattern {p}"
+        );
+        // The same keys with a device length that ends inside the long run.
+        let len = 2_500_001u32;
+        let cnt = upload(&c, &[len], &[1]);
+        let dev_len = Len::Device {
+            count: &cnt,
+            capacity: n,
+        };
+        let u = cubeprim::unique_consecutive(&c, &kd, dev_len, false, true, &mut ws).unwrap();
+        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k[..len as usize]);
+        let r = cubeprim::read_count(&c, &u.count);
+        assert_eq!(r, wu.len(), "runs, pattern {p}, device length");
+        assert_eq!(
+            &idx(&c, u.counts.as_ref().unwrap())[..r],
+            &wc[..],
+            "pattern {p}"
+        );
+    }
+}
+
+/// Counts of keys that are not 4 bytes wide (their lengths are staged beside the keys instead
+/// of in their place): f16, bf16, i64, u64 and f64 where the device has them.
+#[test]
+fn counts_of_narrow_and_wide_keys() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(19);
+    let mut ws = Workspace::new();
+    fn check<E: cubeprim::Element + PartialEq>(
+        c: &Client,
+        k: &[E],
+        ws: &mut Workspace<R>,
+        what: &str,
+    ) {
+        let n = k.len();
+        let kd = upload(c, k, &[n]);
+        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(k);
+        let u = cubeprim::unique_consecutive_sized(c, &kd, false, true, ws).unwrap();
+        assert_eq!(u.values.to_vec::<E>(c), wu, "values {what} n={n}");
+        assert_eq!(
+            idx(c, u.counts.as_ref().unwrap()),
+            wc,
+            "counts {what} n={n}"
+        );
+    }
+    let mut tested = 0;
+    for &n in &[1usize, 4097, 100_001, 1_000_003] {
+        let k = keys(&mut rng, n, if n > 100_001 { 2 } else { 3 });
+        for dt in [DType::F16, DType::BF16, DType::I64, DType::U64, DType::F64] {
+            if !cubeprim::supports_dtype(&c, dt) {
+                continue;
+            }
+            tested += 1;
+            match dt {
+                DType::F16 => {
+                    let v: Vec<half::f16> = k
+                        .iter()
+                        .map(|&x| half::f16::from_f32((x % 2000) as f32))
+                        .collect();
+                    check(&c, &v, &mut ws, "f16");
+                }
+                DType::BF16 => {
+                    let v: Vec<half::bf16> = k
+                        .iter()
+                        .map(|&x| half::bf16::from_f32((x % 200) as f32))
+                        .collect();
+                    check(&c, &v, &mut ws, "bf16");
+                }
+                DType::I64 => {
+                    let v: Vec<i64> = k.iter().map(|&x| x as i64 * 3_000_000_007).collect();
+                    check(&c, &v, &mut ws, "i64");
+                }
+                DType::U64 => {
+                    let v: Vec<u64> = k.iter().map(|&x| (x as u64) << 33).collect();
+                    check(&c, &v, &mut ws, "u64");
+                }
+                _ => {
+                    let v: Vec<f64> = k.iter().map(|&x| x as f64 * 0.5).collect();
+                    check(&c, &v, &mut ws, "f64");
+                }
+            }
+        }
+    }
+    eprintln!("{tested} key dtype / size cases besides the 4-byte ones");
+}
+
 /// f32 keys of `n` whose run boundaries and NaNs sit on and around multiples of 1024 (the
 /// staged tile is 1024, 2048 or 4096 elements on the devices the tests meet, 4096 to 8192 on
 /// large GPUs): pattern 0 runs of 1024, 1023, 1025, 1, 3072, 2049, 4096, 8192 in turn; 1 all

@@ -19,6 +19,7 @@ use crate::select::{new_count, read_count};
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::run_length::{padded_len, run_length, RunConfig};
+use cubeprim_kernels::device::run_length_fixup::{run_length_fixup, RECORD_WORDS};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul};
 use std::sync::OnceLock;
 
@@ -46,8 +47,39 @@ pub fn runs_workspace_bytes<R: Runtime>(
         false,
         run,
     )?;
-    Ok(crate::workspace_bytes(pass.state_bytes, 0))
+    let mut bytes = crate::workspace_bytes(pass.state_bytes, 0);
+    if values.is_none() {
+        // Counts without inverse: the head-mask tile's state and its per-tile records.
+        let run = RunConfig {
+            ones: true,
+            inverse: false,
+            write_values: true,
+        };
+        let pass = plan(client, capacity, keys.size(), None, acc, false, run)?;
+        bytes = bytes.max(crate::workspace_bytes(
+            pass.state_bytes,
+            records_bytes(&pass, run),
+        ));
+    }
+    Ok(bytes)
 }
+
+/// Bytes of the per-tile records of a pass whose lengths are fixed up afterwards.
+fn records_bytes(pass: &Pass, run: RunConfig) -> usize {
+    if fixes_up(pass, run) {
+        4 * RECORD_WORDS as usize * pass.tiles as usize
+    } else {
+        0
+    }
+}
+
+/// Whether the pass runs the head-mask tile with lengths and the fix-up after it.
+fn fixes_up(pass: &Pass, run: RunConfig) -> bool {
+    pass.cfg.staged && run.ones && !run.inverse && run.write_values
+}
+
+/// Units per cube of [`run_length_fixup`] (one tile each).
+const FIXUP_THREADS: u32 = 256;
 
 /// Shared memory the staged run-length tile may take (with the look-back's and the scan's
 /// shared memory under the device's limit). Larger tiles measured faster on the H200
@@ -98,7 +130,8 @@ fn plan<R: Runtime>(
         0
     };
     let inverse = if run.inverse { 4 } else { 0 };
-    // Unique-consecutive without inverse stages only its keys, unpadded (run_length_heads).
+    // Unique-consecutive without inverse stages only its keys and lengths, unpadded
+    // (run_length_heads).
     let heads = run.ones && !run.inverse;
     let max_units = client.properties().hardware.max_units_per_cube;
     let threads = threads_override().filter(|&t| t <= max_units).unwrap_or(
@@ -111,7 +144,13 @@ fn plan<R: Runtime>(
     let stage = |vpt: u32| {
         let te = (threads * vpt) as usize * vec;
         if heads {
-            te * key_size
+            // Lengths are staged in the keys' place when keys are 4 bytes, else beside them.
+            let lengths = if run.write_values && key_size != 4 {
+                4
+            } else {
+                0
+            };
+            te * (key_size + lengths)
         } else {
             padded_len(te) * (key_size + folds + inverse)
         }
@@ -213,7 +252,8 @@ fn run<R: Runtime>(
         run,
     )?;
     let (cubes, ncubes) = pass.cube_count();
-    let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
+    let (lease, records) =
+        ws.lease_with_temp(client, pass.state_bytes, records_bytes(&pass, run), ncubes)?;
     let dummy = ws.dummy(client);
     let (len_h, n_host) = len_parts(job.len, &dummy);
     let vecs = cap.max(pass.vec) / pass.vec;
@@ -229,6 +269,10 @@ fn run<R: Runtime>(
         h(job.inverse, cap.max(1)),
         (job.count.handle.clone(), 1),
         (len_h, 1),
+        match &records {
+            Some(r) => (r.clone(), RECORD_WORDS as usize * pass.tiles as usize),
+            None => (dummy.clone(), 1),
+        },
         (lease.handle.clone(), lease.words),
         (lease.handle.clone(), lease.words),
     ];
@@ -240,6 +284,7 @@ fn run<R: Runtime>(
         epoch: lease.epoch,
         base: lease.counter_base,
         run,
+        fixup: fixes_up(&pass, run),
     };
     let x64 = idx == DType::I64;
     match job.values {
@@ -262,12 +307,14 @@ fn run<R: Runtime>(
 
 struct Launch<'a> {
     pass: &'a Pass,
-    bufs: &'a [(cubecl::server::Handle, usize); 9],
+    bufs: &'a [(cubecl::server::Handle, usize); 10],
     cubes: CubeCount,
     n_host: u32,
     epoch: u32,
     base: u32,
     run: RunConfig,
+    /// Launch [`run_length_fixup`] after the pass (see [`fixes_up`]).
+    fixup: bool,
 }
 
 impl Launch<'_> {
@@ -301,12 +348,30 @@ impl Launch<'_> {
                 a(6),
                 a(7),
                 a(8),
+                a(9),
                 self.n_host,
                 self.epoch,
                 self.base,
                 self.pass.cfg,
                 self.run,
-            )
+            );
+            if self.fixup {
+                let tile = self.pass.cfg.tile_vectors() * self.pass.vec as u32;
+                run_length_fixup::launch_unchecked::<W, R>(
+                    client,
+                    CubeCount::Static(self.pass.tiles.div_ceil(FIXUP_THREADS), 1, 1),
+                    CubeDim::new_1d(FIXUP_THREADS),
+                    a(7),
+                    a(3),
+                    a(5),
+                    a(6),
+                    self.n_host,
+                    tile,
+                    FIXUP_THREADS,
+                    self.pass.cfg.plane_ops,
+                    self.pass.cfg.device_len,
+                );
+            }
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod radix_sort_rows;
 pub mod reduce;
 pub mod reduce_tiles;
 pub mod run_length;
+pub mod run_length_fixup;
 pub mod run_length_heads;
 pub mod scan_rows;
 pub mod scatter;

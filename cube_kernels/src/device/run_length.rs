@@ -213,6 +213,7 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
     inverse: &mut Array<X>,
     count: &mut Array<u32>,
     len: &Array<u32>,
+    records: &mut Array<u32>,
     state: &mut Array<Atomic<u32>>,
     state_view: &mut Array<u32>,
     n_host: u32,
@@ -233,8 +234,8 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
     if tile < num_tiles {
         if comptime![cfg.staged && run.ones && !run.inverse] {
             run_length_heads::<K, V, A, W, O, N>(
-                keys, values, out_keys, out_values, count, state, state_view, n, tile, num_tiles,
-                epoch, cfg, run,
+                keys, values, out_keys, out_values, count, records, state, state_view, n, tile,
+                num_tiles, epoch, cfg, run,
             );
         } else if comptime![cfg.staged] {
             run_length_staged::<K, V, A, W, X, O, N>(

@@ -5,22 +5,26 @@
 //! head, heads)`, or `(its elements, 0)` with no head. So a unit reads its consecutive (blocked)
 //! key vectors straight from global memory, sets a bit per head, and its fold is a popcount and
 //! a leading-zero count. After the cube's segmented scan, each head stages its key in shared
-//! memory; after the look-back the cube writes the unique keys coalesced, and each unit writes
-//! the lengths of the runs its heads end straight from its mask (the distance between its
-//! consecutive heads; before its first head, the fold carried into the unit). Only the keys
-//! are staged, so a tile takes half the shared memory of staging lengths too.
+//! memory; after the look-back the cube writes the unique keys coalesced, then each unit stages
+//! the lengths of the runs its heads end, from its mask (the distance between its consecutive
+//! heads; before its first head, the fold carried into the unit from earlier units of the
+//! tile), and the cube writes them coalesced too.
 //!
-//! Keys only (no lengths), the look-back carries the plain head count ([`HeadCountCarry`], two
-//! state words per tile where the run carry takes four).
+//! The look-back carries only the plain head count ([`HeadCountCarry`], two state words per
+//! tile; carrying the run fold too takes four and measured 0.11 ms slower on the H200,
+//! BENCHMARKS.md stop 10). So a tile cannot finish the run its first head ends (it started in
+//! an earlier tile), nor the last run: it leaves a record per tile, and
+//! [`run_length_fixup`](super::run_length_fixup) writes those lengths after the pass.
 //!
 //! Same tiling, look-back state and fallback as [`run_length`](super::run_length), whose
 //! kernel dispatches here for unique-consecutive without inverse indices.
 
 use super::lookback::TileCarry;
-use super::run_length::{differs, publish_aggregate, tile_prefix, RunConfig};
+use super::run_length::{differs, RunConfig};
+use super::run_length_fixup::RECORD_WORDS;
 use super::select::{pass_lookback, scan_shared, tile_bit_scan, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
-use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
+use crate::cube::{cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{combine_items, Add, Item, ScanOp};
 use cubecl::prelude::*;
 
@@ -97,6 +101,7 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     out_keys: &mut Array<K>,
     out_values: &mut Array<W>,
     count: &mut Array<u32>,
+    records: &mut Array<u32>,
     state: &mut Array<Atomic<u32>>,
     state_view: &mut Array<u32>,
     n: u32,
@@ -150,23 +155,19 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
         cfg.plane_ops,
     );
     sync_cube();
-    let tile_total = cs.total;
-    let heads = tile_total.index;
-    if comptime![lengths] {
-        publish_aggregate::<A>(state, tile, epoch, tile_total);
-    } else {
-        publish_count::<A>(
-            state,
-            tile,
-            epoch,
-            heads,
-            select(tile == 0, PREFIX, AGGREGATE),
-        );
-    }
+    let heads = cs.total.index;
+    publish_count::<A>(
+        state,
+        tile,
+        epoch,
+        heads,
+        select(tile == 0, PREFIX, AGGREGATE),
+    );
 
     // Head `h` of the tile stages its key at `sk[h]`.
     let mut sk = SharedMemory::<K>::new(te);
-    let mut h = cs.exclusive.index;
+    let before = cs.exclusive.index;
+    let mut h = before;
     #[unroll]
     for k in 0..vpt {
         #[unroll]
@@ -179,31 +180,16 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
         }
     }
 
-    let last = tile == num_tiles - 1;
-    let base = if comptime![lengths] {
-        let prefix = tile_prefix::<K, V, A, O, N>(
-            keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, true,
-        );
-        // The fold carried into the unit: elements since the last head before it, in this tile
-        // and earlier ones; and the runs before it.
-        let into = combine_runs::<A, O>(prefix, cs.exclusive);
-        let ends_last = last && valid > 0 && tile_e0 + ue0 + valid == n;
-        write_lengths::<W>(
-            out_values,
-            bits,
-            into.index,
-            u32::cast_from(into.value),
-            valid,
-            ends_last,
-        );
-        prefix.index
-    } else {
-        head_count_prefix::<K, V, A, N>(
-            keys, values, state, state_view, n, tile, epoch, heads, &mut sh, cfg,
-        )
-    };
-    if t == 0 && last {
+    let base = head_count_prefix::<K, V, A, N>(
+        keys, values, state, state_view, n, tile, epoch, heads, &mut sh, cfg,
+    );
+    if t == 0 && tile == num_tiles - 1 {
         count[0] = base + heads;
+    }
+    // Lengths: every run that ends inside the tile but the one its first head ends; that one
+    // and the last run are left to `run_length_fixup`, with this tile's record.
+    if comptime![lengths] {
+        write_record(records, tile, tile_e0 + ue0, bits, before, heads, base);
     }
     sync_cube();
 
@@ -211,6 +197,95 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     while r < heads {
         out_keys[(base + r) as usize] = sk[r as usize];
         r += threads;
+    }
+    if comptime![lengths] {
+        // The lengths take the keys' place in shared memory (4-byte keys) and leave coalesced:
+        // written from each unit's mask instead, 1.10 against 0.82 ms on the H200
+        // (BENCHMARKS.md stop 10).
+        let ty = type_of::<K>();
+        let reuse = comptime![ty.size() == 4];
+        let mut sl = SharedMemory::<u32>::new(comptime![if reuse { 1usize } else { te }]);
+        sync_cube();
+        let carry = u32::cast_from(cs.exclusive.value);
+        stage_lengths::<K>(&mut sk, &mut sl, bits, before, carry, reuse);
+        sync_cube();
+        let mut r = t;
+        while r + 1 < heads {
+            let len = if comptime![reuse] {
+                u32::reinterpret(sk[r as usize])
+            } else {
+                sl[r as usize]
+            };
+            out_values[(base + r) as usize] = W::cast_from(len);
+            r += threads;
+        }
+    }
+}
+
+/// The tile's record for `run_length_fixup`: its first head + 1 and last head + 1 (0 without
+/// heads), written by the units holding them, and the runs before it (unit 0). `at`: the
+/// unit's first element; `before`: heads before the unit in the tile.
+#[cube]
+fn write_record(
+    records: &mut Array<u32>,
+    tile: u32,
+    at: u32,
+    bits: u32,
+    before: u32,
+    heads: u32,
+    base: u32,
+) {
+    let w = RECORD_WORDS as usize;
+    let rec = tile as usize * w;
+    if bits != 0 {
+        if before == 0 {
+            records[rec] = at + bits.trailing_zeros() + 1;
+        }
+        if before + bits.count_ones() == heads {
+            records[rec + 1] = at + (31u32 - bits.leading_zeros()) + 1;
+        }
+    }
+    if UNIT_POS == 0 {
+        if heads == 0 {
+            records[rec] = 0u32;
+            records[rec + 1] = 0u32;
+        }
+        records[rec + 2] = base;
+    }
+}
+
+/// Stages the lengths of the runs the unit's heads end at their tile-local run (`sk` as u32
+/// words with `reuse`, else `sl`): each head ends the run before it, whose length is the
+/// distance from the unit's previous head, or for its first head `carry` (the elements since
+/// the last head before the unit in the tile) plus its position. `before`: heads before the
+/// unit in the tile; the tile's first head (which ends a run of an earlier tile) is skipped.
+#[cube]
+fn stage_lengths<K: Numeric>(
+    sk: &mut SharedMemory<K>,
+    sl: &mut SharedMemory<u32>,
+    bits: u32,
+    before: u32,
+    carry: u32,
+    #[comptime] reuse: bool,
+) {
+    let mut r = before;
+    let mut since = carry;
+    let mut at = 0u32;
+    let mut m = bits;
+    while m != 0 {
+        let j = m.trailing_zeros();
+        if r > 0 {
+            let len = since + j - at;
+            if comptime![reuse] {
+                sk[(r - 1) as usize] = K::reinterpret(len);
+            } else {
+                sl[(r - 1) as usize] = len;
+            }
+        }
+        since = 0u32;
+        at = j;
+        r += 1;
+        m &= m - 1;
     }
 }
 
@@ -289,38 +364,5 @@ impl TileCarry for HeadCountCarry {
         let mut ks = Array::<I>::new(comptime![cfg.vectors_per_thread as usize * nl]);
         let bits = unit_heads::<I, N>(input, first_vec, n, &mut ks, vpt, false);
         tile_bit_scan::<A, O>(bits, sh, cfg.threads, cfg.plane_ops).total
-    }
-}
-
-/// Writes the lengths of the runs a unit's heads end: each head ends the run before it, whose
-/// length is the distance from the unit's previous head, or for its first head `carry` (the
-/// elements since the last head before the unit) plus its position. `runs`: the runs before
-/// the unit. `ends_last`: the unit holds the last element and also ends the last run. A unit's
-/// lengths are consecutive in the output.
-#[cube]
-fn write_lengths<W: Numeric>(
-    out_values: &mut Array<W>,
-    bits: u32,
-    runs: u32,
-    carry: u32,
-    valid: u32,
-    ends_last: bool,
-) {
-    let mut r = runs;
-    let mut since = carry;
-    let mut at = 0u32;
-    let mut m = bits;
-    while m != 0 {
-        let j = m.trailing_zeros();
-        if r > 0 {
-            out_values[(r - 1) as usize] = W::cast_from(since + j - at);
-        }
-        since = 0u32;
-        at = j;
-        r += 1;
-        m &= m - 1;
-    }
-    if ends_last {
-        out_values[(r - 1) as usize] = W::cast_from(since + valid - at);
     }
 }
