@@ -297,6 +297,48 @@ fn counts_of_runs_across_many_tiles() {
     }
 }
 
+/// A workspace of `runs_workspace_bytes` serves every unique_consecutive and reduce_by_key
+/// call of that capacity (counts need the per-tile records of the fix-up too); a tiny one is
+/// an error, not a panic.
+#[test]
+fn workspace_of_the_queried_size() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(23);
+    for &n in &[1usize, 8193, 300_001] {
+        let k = keys(&mut rng, n, 3);
+        let kd = upload(&c, &k, &[n]);
+        let (wu, wc, wi) = cubeprim::cpu::unique_consecutive(&k);
+        let bytes = cubeprim::runs_workspace_bytes(&c, n, DType::I32, None).unwrap();
+        let mut ws = Workspace::with_capacity(&c, bytes);
+        for (inv, cnt) in [(false, true), (true, true), (false, false), (true, false)] {
+            let u = cubeprim::unique_consecutive_sized(&c, &kd, inv, cnt, &mut ws).unwrap();
+            assert_eq!(
+                u.values.to_vec::<i32>(&c),
+                wu,
+                "n={n} inverse={inv} counts={cnt}"
+            );
+            if cnt {
+                assert_eq!(idx(&c, u.counts.as_ref().unwrap()), wc, "n={n}");
+            }
+            if inv {
+                assert_eq!(idx(&c, u.inverse.as_ref().unwrap()), wi, "n={n}");
+            }
+        }
+        let v: Vec<u32> = (0..n as u32).collect();
+        let bytes = cubeprim::runs_workspace_bytes(&c, n, DType::I32, Some(DType::U32)).unwrap();
+        let mut ws = Workspace::with_capacity(&c, bytes);
+        let (_, _, count) =
+            cubeprim::reduce_by_key(&c, &kd, &upload(&c, &v, &[n]), n, ScanOp::Sum, &mut ws)
+                .unwrap();
+        assert_eq!(cubeprim::read_count(&c, &count), wu.len(), "n={n}");
+        let mut tiny = Workspace::with_capacity(&c, 8);
+        assert!(matches!(
+            cubeprim::unique_consecutive(&c, &kd, n, false, true, &mut tiny),
+            Err(Error::ScratchTooSmall { .. })
+        ));
+    }
+}
+
 /// Counts of keys that are not 4 bytes wide (their lengths are staged beside the keys instead
 /// of in their place): f16, bf16, i64, u64 and f64 where the device has them.
 #[test]

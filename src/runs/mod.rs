@@ -105,8 +105,9 @@ fn threads_override() -> Option<u32> {
 /// them: twice [`THREADS`], each with half the vectors (the staged tile keeps its size). On the
 /// H200 reduce_by_key of 2^28 i32 keys / f32 values took 1.21 ms with 512 × 4 against
 /// 1.30–1.32 ms with 256 × 8 (BENCHMARKS.md, stop 6): the same shared memory per cube, twice
-/// the units to hide the loads. The head-mask tile of unique-consecutive measured the same
-/// at 256, 512 and 1024 units and keeps 256.
+/// the units to hide the loads. The head-mask tile of unique-consecutive keeps 256 units of 8
+/// vectors: with counts 0.81–0.83 ms, against 0.82–0.83 for 512 × 8 and 0.88–0.99 for the
+/// other shapes tried (BENCHMARKS.md, stop 10).
 const FOLD_THREADS: u32 = 512;
 
 /// The run-length pass: the tile staged in shared memory when it fits (keys in / unique keys
