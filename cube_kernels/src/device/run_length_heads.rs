@@ -201,7 +201,8 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     if comptime![lengths] {
         // The lengths take the keys' place in shared memory (4-byte keys) and leave coalesced:
         // written from each unit's mask instead, 1.10 against 0.82 ms on the H200
-        // (BENCHMARKS.md stop 10).
+        // (BENCHMARKS.md stop 10). In f32 keys' place a length is held as a normal float (see
+        // `LENGTH_TAG`), which no backend may flush as it could a subnormal.
         let ty = type_of::<K>();
         let reuse = comptime![ty.size() == 4];
         let mut sl = SharedMemory::<u32>::new(comptime![if reuse { 1usize } else { te }]);
@@ -212,7 +213,7 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
         let mut r = t;
         while r + 1 < heads {
             let len = if comptime![reuse] {
-                u32::reinterpret(sk[r as usize])
+                u32::reinterpret(sk[r as usize]) & !LENGTH_TAG
             } else {
                 sl[r as usize]
             };
@@ -221,6 +222,11 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
         }
     }
 }
+
+/// Exponent bits set on a length staged in a 4-byte key's place: as an f32 the word is a
+/// normal number in [2, 4) (a length is below 2^23), never a subnormal that a backend may
+/// flush to zero on the way through shared memory.
+const LENGTH_TAG: u32 = 0x4000_0000;
 
 /// The tile's record for `run_length_fixup`: its first head + 1 and last head + 1 (0 without
 /// heads), written by the units holding them, and the runs before it (unit 0). `at`: the
@@ -277,7 +283,7 @@ fn stage_lengths<K: Numeric>(
         if r > 0 {
             let len = since + j - at;
             if comptime![reuse] {
-                sk[(r - 1) as usize] = K::reinterpret(len);
+                sk[(r - 1) as usize] = K::reinterpret(len | LENGTH_TAG);
             } else {
                 sl[(r - 1) as usize] = len;
             }
