@@ -75,7 +75,7 @@ fn records_bytes(pass: &Pass, run: RunConfig) -> usize {
 
 /// Whether the pass runs the head-mask tile with lengths and the fix-up after it.
 fn fixes_up(pass: &Pass, run: RunConfig) -> bool {
-    pass.cfg.staged && run.ones && !run.inverse && run.write_values
+    pass.cfg.staged && run.heads() && run.write_values
 }
 
 /// Units per cube of [`run_length_fixup`] (one tile each).
@@ -133,7 +133,7 @@ fn plan<R: Runtime>(
     let inverse = if run.inverse { 4 } else { 0 };
     // Unique-consecutive without inverse stages only its keys and lengths, unpadded
     // (run_length_heads).
-    let heads = run.ones && !run.inverse;
+    let heads = run.heads();
     let max_units = client.properties().hardware.max_units_per_cube;
     let threads = threads_override().filter(|&t| t <= max_units).unwrap_or(
         if !heads && FOLD_THREADS <= max_units {

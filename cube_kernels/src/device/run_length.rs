@@ -26,6 +26,14 @@ pub struct RunConfig {
     pub write_values: bool,
 }
 
+impl RunConfig {
+    /// Runs found from the head mask alone (every value 1, no inverse): the staged tile of
+    /// [`run_length_heads`](super::run_length_heads).
+    pub fn heads(&self) -> bool {
+        self.ones && !self.inverse
+    }
+}
+
 /// Whether `a` (earlier) and `b` start different runs: unequal, or either is NaN.
 #[cube]
 pub(crate) fn differs<K: Numeric>(a: K, b: K) -> bool {
@@ -232,7 +240,7 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
         count[0] = 0u32;
     }
     if tile < num_tiles {
-        if comptime![cfg.staged && run.ones && !run.inverse] {
+        if comptime![cfg.staged && run.heads()] {
             run_length_heads::<K, V, A, W, O, N>(
                 keys, values, out_keys, out_values, count, records, state, state_view, n, tile,
                 num_tiles, epoch, cfg, run,

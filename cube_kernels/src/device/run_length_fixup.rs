@@ -10,7 +10,7 @@
 //! cubes before by walking back their records a cube-width at a time until one has a head)
 //! and writes the two missing kinds of length.
 
-use super::select::{pass_len, plain_item};
+use super::select::{pass_len, plain_item, scan_shared};
 use crate::cube::cube_exclusive_scan;
 use crate::ops::Max;
 use cubecl::prelude::*;
@@ -40,8 +40,7 @@ pub fn run_length_fixup<W: Numeric>(
     let first_tile = CUBE_POS as u32 * threads;
     let t = first_tile + UNIT_POS;
     let w = RECORD_WORDS as usize;
-    let mut sv = SharedMemory::<u32>::new(comptime![2 * threads as usize]);
-    let mut si = SharedMemory::<u32>::new(comptime![2 * threads as usize]);
+    let mut sh = scan_shared::<u32>(threads);
     if first_tile < tiles {
         // The last head before the cube: walk back a cube-width of records at a time (tile 0
         // has a head, so the walk ends; a cube-uniform loop, bounded by the tile count).
@@ -50,10 +49,16 @@ pub fn run_length_fixup<W: Numeric>(
         while j > 0 && before == 0 {
             j -= threads;
             let item = plain_item::<u32>(records[(j + UNIT_POS) as usize * w + 1]);
-            before =
-                cube_exclusive_scan::<u32, Max>(item, &mut sv, &mut si, threads, false, plane_ops)
-                    .total
-                    .value;
+            before = cube_exclusive_scan::<u32, Max>(
+                item,
+                &mut sh.scan_v,
+                &mut sh.scan_i,
+                threads,
+                false,
+                plane_ops,
+            )
+            .total
+            .value;
             sync_cube();
         }
         let mut last = 0u32;
@@ -62,8 +67,8 @@ pub fn run_length_fixup<W: Numeric>(
         }
         let scan = cube_exclusive_scan::<u32, Max>(
             plain_item::<u32>(last),
-            &mut sv,
-            &mut si,
+            &mut sh.scan_v,
+            &mut sh.scan_i,
             threads,
             false,
             plane_ops,

@@ -295,7 +295,7 @@ fn stage_lengths<K: Numeric>(
     }
 }
 
-/// Publishes a head count of the keys-only carry with `status` (unit 0).
+/// Publishes a head count of the head-count carry with `status` (unit 0).
 #[cube]
 fn publish_count<A: Numeric>(
     state: &mut Array<Atomic<u32>>,
@@ -313,9 +313,10 @@ fn publish_count<A: Numeric>(
     }
 }
 
-/// Heads before the tile, by look-back over the plain head counts (keys only: two state words
-/// per tile where the run carry takes four; H200, 2^28 sorted i32 keys: 0.736 against 0.856 ms,
-/// BENCHMARKS.md stop 6), then the tile's inclusive count published.
+/// Heads before the tile, by look-back over the plain head counts (two state words per tile
+/// where the run carry takes four; H200, 2^28 sorted i32 keys: values only 0.736 against
+/// 0.856 ms, BENCHMARKS.md stop 6; with counts 1.10 against 1.21 ms, stop 10), then the tile's
+/// inclusive count published.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(
@@ -341,7 +342,7 @@ fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(
     before
 }
 
-/// Look-back carry of unique-consecutive keys only: the plain head count; a waiting cube counts
+/// Look-back carry of the head-mask tile: the plain head count; a waiting cube counts
 /// a silent predecessor's heads itself.
 pub struct HeadCountCarry;
 
