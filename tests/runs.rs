@@ -184,6 +184,37 @@ fn reduce_by_key_matches_cpu() {
     }
 }
 
+/// unique_consecutive with counts of the first `len` of `k` (uploaded as `kd`), the length
+/// given as a device count with the whole of `k` as capacity: runs, values and counts.
+fn counts_with_device_len(
+    c: &Client,
+    kd: &cubeprim::DeviceTensor<R>,
+    k: &[i32],
+    len: u32,
+    ws: &mut Workspace<R>,
+    what: &str,
+) {
+    let cnt = upload(c, &[len], &[1]);
+    let dev_len = Len::Device {
+        count: &cnt,
+        capacity: k.len(),
+    };
+    let u = cubeprim::unique_consecutive(c, kd, dev_len, false, true, ws).unwrap();
+    let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k[..len as usize]);
+    let r = cubeprim::read_count(c, &u.count);
+    assert_eq!(r, wu.len(), "runs, {what}, device length {len}");
+    assert_eq!(
+        &u.values.to_vec::<i32>(c)[..r],
+        &wu[..],
+        "values, {what}, len {len}"
+    );
+    assert_eq!(
+        &idx(c, u.counts.as_ref().unwrap())[..r],
+        &wc[..],
+        "counts, {what}, len {len}"
+    );
+}
+
 #[test]
 fn device_length_and_errors() {
     let Some(c) = client() else { return };
@@ -215,17 +246,7 @@ fn device_length_and_errors() {
     }
     let kk = upload(&c, &k, &[cap]);
     for len in [0u32, 1, 4097, 20_000] {
-        let cnt = upload(&c, &[len], &[1]);
-        let dev_len = Len::Device {
-            count: &cnt,
-            capacity: cap,
-        };
-        let u = cubeprim::unique_consecutive(&c, &kk, dev_len, false, true, &mut ws).unwrap();
-        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k[..len as usize]);
-        let r = cubeprim::read_count(&c, &u.count);
-        assert_eq!(r, wu.len(), "unique_consecutive len {len}");
-        assert_eq!(&u.values.to_vec::<i32>(&c)[..r], &wu[..]);
-        assert_eq!(&idx(&c, u.counts.as_ref().unwrap())[..r], &wc[..]);
+        counts_with_device_len(&c, &kk, &k, len, &mut ws, "unique_consecutive");
     }
     let short = upload(&c, &v[..10], &[10]);
     assert!(matches!(
@@ -279,21 +300,7 @@ fn counts_of_runs_across_many_tiles() {
             "counts, pattern {p}"
         );
         // The same keys with a device length that ends inside the long run.
-        let len = 2_500_001u32;
-        let cnt = upload(&c, &[len], &[1]);
-        let dev_len = Len::Device {
-            count: &cnt,
-            capacity: n,
-        };
-        let u = cubeprim::unique_consecutive(&c, &kd, dev_len, false, true, &mut ws).unwrap();
-        let (wu, wc, _) = cubeprim::cpu::unique_consecutive(&k[..len as usize]);
-        let r = cubeprim::read_count(&c, &u.count);
-        assert_eq!(r, wu.len(), "runs, pattern {p}, device length");
-        assert_eq!(
-            &idx(&c, u.counts.as_ref().unwrap())[..r],
-            &wc[..],
-            "pattern {p}"
-        );
+        counts_with_device_len(&c, &kd, k, 2_500_001, &mut ws, &format!("pattern {p}"));
     }
 }
 
