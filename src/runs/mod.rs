@@ -131,7 +131,7 @@ fn plan<R: Runtime>(
         0
     };
     let inverse = if run.inverse { 4 } else { 0 };
-    // Unique-consecutive without inverse stages only its keys and lengths, unpadded
+    // Unique-consecutive without inverse stages only its keys (padded) and lengths
     // (run_length_heads).
     let heads = run.heads();
     let max_units = client.properties().hardware.max_units_per_cube;
@@ -151,7 +151,7 @@ fn plan<R: Runtime>(
             } else {
                 0
             };
-            te * (key_size + lengths)
+            padded_len(te) * key_size + te * lengths
         } else {
             padded_len(te) * (key_size + folds + inverse)
         }

@@ -398,7 +398,7 @@ fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
 /// Shared-memory position of tile element `e` in a staged tile: one word of padding every 32
 /// elements, so that units reading their consecutive (blocked) elements hit distinct banks.
 #[cube]
-fn pad(e: u32) -> usize {
+pub(crate) fn pad(e: u32) -> usize {
     (e + (e >> 5)) as usize
 }
 

@@ -2,9 +2,9 @@
 //! alone: no per-element fold.
 //!
 //! With every value 1 the fold of a unit is known from its head mask: `(elements after its last
-//! head, heads)`, or `(its elements, 0)` with no head. So a unit reads its consecutive (blocked)
-//! key vectors straight from global memory, sets a bit per head, and its fold is a popcount and
-//! a leading-zero count. After the cube's segmented scan, each head stages its key in shared
+//! head, heads)`, or `(its elements, 0)` with no head. So the cube loads its tile's keys
+//! coalesced into shared memory, a unit reads its consecutive (blocked) keys from there, sets a
+//! bit per head, and its fold is a popcount and a leading-zero count. After the cube's segmented scan, each head stages its key in shared
 //! memory; after the look-back the cube writes the unique keys coalesced, then each unit stages
 //! the lengths of the runs its heads end, from its mask (the distance between its consecutive
 //! heads; before its first head, the fold carried into the unit from earlier units of the
@@ -20,7 +20,7 @@
 //! kernel dispatches here for unique-consecutive without inverse indices.
 
 use super::lookback::TileCarry;
-use super::run_length::{differs, RunConfig};
+use super::run_length::{differs, pad, padded_len, RunConfig};
 use super::run_length_fixup::RECORD_WORDS;
 use super::select::{pass_lookback, scan_shared, tile_bit_scan, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
@@ -38,16 +38,15 @@ fn head_bit<K: Numeric>(prev: K, key: K, j: u32) -> u32 {
     b
 }
 
-/// The head mask of a unit's `vpt` vectors from `first_vec` (bit `k * width + l`), its keys in
-/// `ks`, over the elements below `n`. `full`: every element is below `n` (no checks).
+/// The head mask of a unit's `vpt` vectors from `first_vec` (bit `k * width + l`) over the
+/// elements below `n`, read blocked from global memory: the look-back's fallback, counting the
+/// heads of a silent predecessor while the cube's own tile holds the shared memory.
 #[cube]
 fn unit_heads<K: Numeric, N: Size>(
     keys: &Array<Vector<K, N>>,
     first_vec: u32,
     n: u32,
-    ks: &mut Array<K>,
     #[comptime] vpt: u32,
-    #[comptime] full: bool,
 ) -> u32 {
     let nl = N::value();
     let nlu = nl as u32;
@@ -62,22 +61,12 @@ fn unit_heads<K: Numeric, N: Size>(
     #[unroll]
     for k in 0..vpt {
         let q = first_vec + k;
-        if comptime![full] {
-            let kv = keys[q as usize];
-            #[unroll]
-            for l in 0..nl {
-                let j = (k as usize) * nl + l;
-                ks[j] = kv[l];
-                bits |= head_bit::<K>(prev, kv[l], j as u32);
-                prev = kv[l];
-            }
-        } else if q * nlu < n {
+        if q * nlu < n {
             let kv = keys[q as usize];
             #[unroll]
             for l in 0..nl {
                 let j = (k as usize) * nl + l;
                 if q * nlu + (l as u32) < n {
-                    ks[j] = kv[l];
                     bits |= head_bit::<K>(prev, kv[l], j as u32);
                     prev = kv[l];
                 }
@@ -86,6 +75,83 @@ fn unit_heads<K: Numeric, N: Size>(
     }
     // The first element is a head (whatever `prev` was).
     if e_first == 0 && n > 0 {
+        bits |= 1u32;
+    }
+    bits
+}
+
+/// The head mask of each unit of tile `tile` (bit `j` for its element `j`), its keys in `ks`,
+/// through shared memory: the cube loads its tile
+/// striped and coalesced (unit `t` loads vectors `k * threads + t`) into `sk`, padded, then
+/// each unit reads its blocked elements from there (bank-conflict free through the padding).
+/// Each unit reading its own blocked vectors from global memory instead (32 cache lines per
+/// plane-wide load) took 0.82 against 0.68-0.69 ms on the H200 (unique_consecutive with
+/// counts, 2^28 sorted i32; BENCHMARKS.md stop 11). `full`: every element of the tile is
+/// below `n`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn unit_heads_staged<K: Numeric, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    sk: &mut SharedMemory<K>,
+    tile: u32,
+    n: u32,
+    ks: &mut Array<K>,
+    #[comptime] cfg: PassConfig,
+    #[comptime] full: bool,
+) -> u32 {
+    let t = UNIT_POS;
+    let nl = N::value();
+    let nlu = nl as u32;
+    let vpt = comptime![cfg.vectors_per_thread];
+    let threads = comptime![cfg.threads];
+    let tile_v0 = tile * comptime![cfg.tile_vectors()];
+    let tile_e0 = tile_v0 * nlu;
+    #[unroll]
+    for k in 0..vpt {
+        let lv = k * threads + t;
+        if comptime![full] {
+            let kv = keys[(tile_v0 + lv) as usize];
+            #[unroll]
+            for l in 0..nl {
+                sk[pad(lv * nlu + l as u32)] = kv[l];
+            }
+        } else if (tile_v0 + lv) * nlu < n {
+            let kv = keys[(tile_v0 + lv) as usize];
+            #[unroll]
+            for l in 0..nl {
+                sk[pad(lv * nlu + l as u32)] = kv[l];
+            }
+        }
+    }
+    sync_cube();
+    let ue0 = t * vpt * nlu;
+    let mut prev = K::from_int(0);
+    if tile_e0 + ue0 < n {
+        if t > 0 {
+            prev = sk[pad(ue0 - 1)];
+        } else if tile > 0 {
+            let pv = keys[(tile_v0 - 1) as usize];
+            prev = pv[nl - 1];
+        }
+    }
+    let mut bits = 0u32;
+    #[unroll]
+    for j in 0..comptime![cfg.vectors_per_thread * nl as u32] {
+        let e = ue0 + j;
+        if comptime![full] {
+            let key = sk[pad(e)];
+            ks[j as usize] = key;
+            bits |= head_bit::<K>(prev, key, j);
+            prev = key;
+        } else if tile_e0 + e < n {
+            let key = sk[pad(e)];
+            ks[j as usize] = key;
+            bits |= head_bit::<K>(prev, key, j);
+            prev = key;
+        }
+    }
+    // The first element is a head (whatever `prev` was).
+    if tile_e0 + ue0 == 0 && n > 0 {
         bits |= 1u32;
     }
     bits
@@ -122,13 +188,15 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     let lengths = comptime![run.write_values];
     let tile_e0 = tile * tile_elems;
     let ue0 = t * unit_elems;
-    let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
 
+    // The tile's keys are staged in `sk` (padded); after the cube scan, whose barriers order
+    // every read of them first, head `h` of the tile stages its key at `sk[h]`.
+    let mut sk = SharedMemory::<K>::new(comptime![padded_len(te)]);
     let mut ks = Array::<K>::new(comptime![cfg.vectors_per_thread as usize * nl]);
     let bits = if tile_e0 + tile_elems <= n {
-        unit_heads::<K, N>(keys, first_vec, n, &mut ks, vpt, true)
+        unit_heads_staged::<K, N>(keys, &mut sk, tile, n, &mut ks, cfg, true)
     } else {
-        unit_heads::<K, N>(keys, first_vec, n, &mut ks, vpt, false)
+        unit_heads_staged::<K, N>(keys, &mut sk, tile, n, &mut ks, cfg, false)
     };
     // The unit's elements below `n`, and its fold `(elements after its last head, heads)`.
     let mut valid = unit_elems;
@@ -164,8 +232,6 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
         select(tile == 0, PREFIX, AGGREGATE),
     );
 
-    // Head `h` of the tile stages its key at `sk[h]`.
-    let mut sk = SharedMemory::<K>::new(te);
     let before = cs.exclusive.index;
     let mut h = before;
     #[unroll]
@@ -365,11 +431,9 @@ impl TileCarry for HeadCountCarry {
         sh: &mut TileShared<A>,
         #[comptime] cfg: TileConfig,
     ) -> Item<A> {
-        let nl = N::value();
         let vpt = comptime![cfg.vectors_per_thread];
         let first_vec = tile * comptime![cfg.tile_vectors()] + UNIT_POS * vpt;
-        let mut ks = Array::<I>::new(comptime![cfg.vectors_per_thread as usize * nl]);
-        let bits = unit_heads::<I, N>(input, first_vec, n, &mut ks, vpt, false);
+        let bits = unit_heads::<I, N>(input, first_vec, n, vpt);
         tile_bit_scan::<A, O>(bits, sh, cfg.threads, cfg.plane_ops).total
     }
 }
