@@ -63,3 +63,19 @@ pub fn best_backend() -> Backend {
 pub(crate) fn env_u32(cell: &'static std::sync::OnceLock<Option<u32>>, name: &str) -> Option<u32> {
     *cell.get_or_init(|| std::env::var(name).ok().and_then(|v| v.parse().ok()))
 }
+
+/// Whether the single-pass kernels take their tile ids from the cube position rather than from
+/// a ticket ([`take_ticket`](cubeprim_kernels::device::select::take_ticket)): on CUDA, which
+/// starts cubes in the order of their position (`cuda`: the runtime is CUDA); elsewhere no
+/// order is promised, so a ticket.
+/// `CUBEPRIM_TILE_ORDER=position` or `=ticket` overrides it (the CI runs the position order on
+/// lavapipe, where the look-back's fallback carries any cube whose predecessor has not started).
+pub(crate) fn tiles_by_position(cuda: bool) -> bool {
+    static CELL: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let forced = CELL.get_or_init(|| match std::env::var("CUBEPRIM_TILE_ORDER").as_deref() {
+        Ok("position") => Some(true),
+        Ok("ticket") => Some(false),
+        _ => None,
+    });
+    forced.unwrap_or(cuda)
+}

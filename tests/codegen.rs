@@ -153,6 +153,9 @@ const fn lookback(plain_reads: bool) -> ScanMode {
         plain_reads,
         // NVIDIA warps and Apple SIMD groups are 32 wide.
         plane_max: 32,
+        // Tile ids from the cube position where CUDA polls with plain loads, as the planner
+        // picks both there; tickets otherwise.
+        ordered: plain_reads,
     }
 }
 

@@ -228,6 +228,8 @@ fn pass(
         packed_flags,
         // Both forms are generated: the plane variants with the data prefetched.
         prefetch: plane_ops,
+        // And both tile orders: by position where CUDA polls with plain loads, as planned.
+        ordered: plain_reads,
     }
 }
 

@@ -110,6 +110,8 @@ pub struct ScanPlan {
     pub plain_reads: bool,
     /// Widest plane of the device.
     pub plane_max: u32,
+    /// Tile ids from the cube position (see [`crate::device::tiles_by_position`]).
+    pub ordered: bool,
     /// Look-back state bytes (0 unless `route == Lookback`).
     pub state_bytes: usize,
     /// The row length is a count on the device (`n` is then its capacity).
@@ -341,6 +343,7 @@ impl ScanPlan {
                 .unwrap_or(if cuda { SPINS_CUDA } else { SPINS }),
             plain_reads: cuda,
             plane_max: plane_max_k,
+            ordered: crate::device::tiles_by_position(cuda),
             state_bytes,
             device_len,
         })
@@ -356,6 +359,7 @@ impl ScanPlan {
                 plain_reads: self.plain_reads,
                 plane_max: self.plane_max,
                 spins: self.spins,
+                ordered: self.ordered,
             },
             Route::ReduceThenScan => ScanMode::Prefixed,
         }

@@ -103,6 +103,7 @@ impl Pass {
             staged,
             packed_flags,
             prefetch: prefetch(),
+            ordered: crate::device::tiles_by_position(R::name(client) == "cuda"),
         };
         let tile = (threads * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))

@@ -11,7 +11,9 @@
 //! A predecessor that has published nothing after `spins` rounds is reduced by this cube
 //! itself (its input is at hand), so progress never depends on another cube being scheduled
 //! (WGSL, Metal and lavapipe give no such guarantee), and no unit spins for long (llvmpipe
-//! ends long loops). Tile ids come from an atomic counter, so every predecessor has started.
+//! ends long loops). Tile ids come from an atomic ticket, so every predecessor has started, or
+//! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket)), where a
+//! predecessor not yet started is met by the same fallback.
 
 use super::tile_state::{read_status, PREFIX};
 use crate::cube::{tile_aggregate, TileConfig, TileShared};

@@ -231,7 +231,7 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
     #[comptime] run: RunConfig,
 ) {
     let t = UNIT_POS;
-    let tile = take_ticket(state, counter_base);
+    let tile = take_ticket(state, counter_base, cfg.ordered);
     let n = pass_len(len, n_host, cfg.device_len);
     let nlu = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nlu;

@@ -87,9 +87,10 @@ fn unit_heads<K: Numeric, N: Size>(
 /// Each unit reading its own blocked vectors from global memory instead (32 cache lines per
 /// plane-wide load) took 0.82 against 0.68-0.69 ms on the H200 (unique_consecutive with
 /// counts, 2^28 sorted i32; BENCHMARKS.md stop 11). `full`: every element of the tile is
-/// below `n`.
+/// below `n`: the same blocks then run without their bounds checks (hence the identical `if`
+/// blocks), so the compiler can issue a unit's loads back to back.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::if_same_then_else)]
 fn unit_heads_staged<K: Numeric, N: Size>(
     keys: &Array<Vector<K, N>>,
     sk: &mut SharedMemory<K>,

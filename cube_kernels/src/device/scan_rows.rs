@@ -6,6 +6,7 @@
 //! it in its row is the [`ScanMode`].
 
 use super::lookback::{lookback, LookbackShared};
+use super::select::take_ticket;
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use super::{row_length, row_offsets};
 use crate::cube::{
@@ -28,6 +29,8 @@ pub enum ScanMode {
         plain_reads: bool,
         /// Widest plane of the device (the fold's lane loop is unrolled to it).
         plane_max: u32,
+        /// Tile ids from the cube position instead of a ticket (see [`take_ticket`]).
+        ordered: bool,
     },
     /// Reduce-then-scan: the exclusive prefix of each tile was computed by earlier passes
     /// and is read from `prefixes`.
@@ -67,13 +70,8 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     let mut sh = TileShared::<A>::new(cfg);
     let mut tile_id = CUBE_POS as u32;
     if comptime![matches!(mode, ScanMode::Lookback { .. })] {
-        // Tile ids in the order cubes start, so every predecessor has started.
-        let mut ticket = SharedMemory::<u32>::new(1usize);
-        if t == 0 {
-            ticket[0] = state[0].fetch_add(1) - counter_base;
-        }
-        sync_cube();
-        tile_id = ticket[0];
+        let ordered = comptime![matches!(mode, ScanMode::Lookback { ordered: true, .. })];
+        tile_id = take_ticket(state, counter_base, ordered);
     }
     let row = tile_id / tiles_per_row;
     let tile = tile_id % tiles_per_row;
@@ -128,6 +126,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 spins,
                 plain_reads,
                 plane_max,
+                ..
             } => {
                 let row_tile0 = tile_id - tile;
                 if tile == 0 {

@@ -39,6 +39,8 @@ pub struct PassConfig {
     /// its flags, so both loads are in flight together (otherwise each data vector is loaded
     /// after the tile's flag scan, and only where one of its flags is set).
     pub prefetch: bool,
+    /// Tile ids from the cube position instead of a ticket (see [`take_ticket`]).
+    pub ordered: bool,
 }
 
 impl PassConfig {
@@ -264,15 +266,37 @@ pub fn pass_len(len: &Array<u32>, n: u32, #[comptime] device_len: bool) -> u32 {
     m
 }
 
-/// Tile ids in the order cubes start (word 0 of the state), so every predecessor has started.
+/// The cube's tile id. A ticket (word 0 of the state, counting from `counter_base`) numbers
+/// tiles in the order cubes start, so every predecessor has started. With `ordered` (CUDA,
+/// which starts cubes in the order of their position, as CUB's single-pass scan assumes) the id
+/// is the cube's position and the counter is still bumped, unread, so the host's count of it
+/// holds: no atomic round trip before the tile's loads (H200: 1-D cumsum of 2^28 f32 0.600-0.603
+/// against 0.610-0.611 ms, BENCHMARKS.md stop 11). A predecessor that has not started is then
+/// met by the look-back's fallback, like a silent one. Only for a runtime that keeps its
+/// resident cubes progressing (CUDA): the plane look-back waits at its deepest window while
+/// every tile there holds an aggregate but none a prefix yet, and on lavapipe, whose loops end
+/// after about 65 535 rounds, that wait came out wrong with this order (the shared-memory
+/// look-back passed; tickets keep the windows shallow there).
 #[cube]
-pub fn take_ticket(state: &Array<Atomic<u32>>, counter_base: u32) -> u32 {
-    let mut ticket = SharedMemory::<u32>::new(1usize);
-    if UNIT_POS == 0 {
-        ticket[0] = state[0].fetch_add(1) - counter_base;
+pub fn take_ticket(
+    state: &Array<Atomic<u32>>,
+    counter_base: u32,
+    #[comptime] ordered: bool,
+) -> u32 {
+    let mut id = CUBE_POS as u32;
+    if comptime![ordered] {
+        if UNIT_POS == 0 {
+            state[0].fetch_add(1);
+        }
+    } else {
+        let mut ticket = SharedMemory::<u32>::new(1usize);
+        if UNIT_POS == 0 {
+            ticket[0] = state[0].fetch_add(1) - counter_base;
+        }
+        sync_cube();
+        id = ticket[0];
     }
-    sync_cube();
-    ticket[0]
+    id
 }
 
 /// Compacts `n` elements (see [`CompactMode`]); `count[0]` receives the number selected (not
@@ -300,7 +324,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
     #[comptime] mode: CompactMode,
 ) {
     let t = UNIT_POS;
-    let tile = take_ticket(state, counter_base);
+    let tile = take_ticket(state, counter_base, cfg.ordered);
     let n = pass_len(len, n_host, cfg.device_len);
     let nl = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nl;
