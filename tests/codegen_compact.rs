@@ -189,6 +189,7 @@ fn define_reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp>(
     let tiles_per_row = u32_arg(&mut b);
     let num_tiles = u32_arg(&mut b);
     let in_stride = u32_arg(&mut b);
+    let group = u32_arg(&mut b);
     reduce_rows::expand::<DT, DA, DU, O, DN>(
         &mut b.scope,
         vec,
@@ -200,6 +201,7 @@ fn define_reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp>(
         tiles_per_row,
         num_tiles,
         in_stride,
+        group,
         cfg,
         device_len,
     );

@@ -1,9 +1,9 @@
 //! Reductions (sum, prod, max, min) of a whole buffer or along any axis of a strided tensor.
 //! The result stays on the device.
 //!
-//! Each pass reduces tiles of every row ([`cubeprim_kernels::device::reduce::reduce_rows`]:
-//! coalesced loads, one fold per unit, one cube-wide scan) and writes one value per tile; the
-//! passes repeat over the tile values (in the accumulator type: f32 for f16 / bf16) until one
+//! Each pass reduces groups of tiles of every row ([`cubeprim_kernels::device::reduce::reduce_rows`]:
+//! coalesced loads, one fold per unit over the group's tiles, one cube-wide scan) and writes one
+//! value per group; the passes repeat over those values (in the accumulator type: f32 for f16 / bf16) until one
 //! value per row is left, cast back to the input dtype. The order is fixed, so float results are
 //! the same on every run. Max / min propagate NaN.
 
@@ -31,8 +31,32 @@ struct Src<'a, R: Runtime> {
     _r: std::marker::PhantomData<R>,
 }
 
-/// The plans of every pass: the first over the input, then `[rows, tiles]` of accumulators.
-fn plans<R: Runtime>(client: &ComputeClient<R>, src: &Src<'_, R>) -> Result<Vec<ScanPlan>> {
+/// Tiles one cube folds, at most: a cube per tile spends its time starting, scanning its unit
+/// folds and leaving. H200, sum of 2^28 f32 (21 846 tiles): 8 tiles per cube 0.271 / 0.279 ms,
+/// 4: 0.273, 16: 0.295, one (as before): 0.288 / 0.294 (BENCHMARKS.md stop 11).
+/// `CUBEPRIM_REDUCE_GROUP=g` (tuning) sets it.
+const GROUP: u32 = 8;
+
+/// Cubes a pass keeps at least, before grouping tiles (about 20 per SM of an H200).
+const MIN_CUBES: u32 = 2048;
+
+fn group_override() -> Option<u32> {
+    static CELL: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    crate::device::env_u32(&CELL, "CUBEPRIM_REDUCE_GROUP").filter(|g| (1..=64).contains(g))
+}
+
+/// A pass's tiles in groups of `group` per cube: `plan.tiles_per_row` and `plan.num_tiles`
+/// count the groups (one result each).
+fn grouped(mut plan: ScanPlan) -> (ScanPlan, u32) {
+    let group = group_override().unwrap_or_else(|| (plan.num_tiles / MIN_CUBES).clamp(1, GROUP));
+    plan.tiles_per_row = plan.tiles_per_row.div_ceil(group);
+    plan.num_tiles = plan.rows as u32 * plan.tiles_per_row;
+    (plan, group)
+}
+
+/// The plans of every pass (with its tiles per cube): the first over the input, then
+/// `[rows, groups]` of accumulators.
+fn plans<R: Runtime>(client: &ComputeClient<R>, src: &Src<'_, R>) -> Result<Vec<(ScanPlan, u32)>> {
     let opts = ScanOptions::default();
     let first = ScanPlan::new(
         client,
@@ -46,21 +70,21 @@ fn plans<R: Runtime>(client: &ComputeClient<R>, src: &Src<'_, R>) -> Result<Vec<
     )?;
     let acc = accumulator_dtype(src.dtype);
     let rows = first.rows;
-    let mut out = vec![first];
-    while out.last().expect("a plan").tiles_per_row > 1 {
-        let t = out.last().expect("a plan").tiles_per_row as usize;
+    let mut out = vec![grouped(first)];
+    while out.last().expect("a plan").0.tiles_per_row > 1 {
+        let t = out.last().expect("a plan").0.tiles_per_row as usize;
         let shape = [rows, t];
         let strides = crate::tensor::contiguous_strides(&shape);
-        out.push(ScanPlan::new(
+        out.push(grouped(ScanPlan::new(
             client, &shape, &strides, 0, 1, acc, false, opts,
-        )?);
+        )?));
     }
     Ok(out)
 }
 
 /// Temp bytes of the passes between the first and the last (two ping-pong regions).
-fn temp_layout(plans: &[ScanPlan], acc: DType) -> (usize, usize) {
-    let bytes = |p: &ScanPlan| (p.num_tiles as usize * acc.size()).div_ceil(256) * 256;
+fn temp_layout(plans: &[(ScanPlan, u32)], acc: DType) -> (usize, usize) {
+    let bytes = |p: &(ScanPlan, u32)| (p.0.num_tiles as usize * acc.size()).div_ceil(256) * 256;
     let a = plans
         .first()
         .filter(|_| plans.len() > 1)
@@ -123,7 +147,7 @@ fn run<R: Runtime>(
             .offset_end((size - off - bytes) as u64)
     };
     let mut input = (src.handle.clone(), src.dtype);
-    for (k, plan) in plans.iter().enumerate() {
+    for (k, (plan, group)) in plans.iter().enumerate() {
         let last = k + 1 == plans.len();
         let (target, target_dtype) = if last {
             (out.clone(), out_dtype)
@@ -135,6 +159,7 @@ fn run<R: Runtime>(
         let layout = client.create_from_slice(bytemuck::cast_slice(&plan.layout));
         let pass = PassArgs {
             plan,
+            group: *group,
             input: input.0.clone(),
             output: target.clone(),
             layout: (layout, plan.layout.len()),
@@ -152,6 +177,8 @@ fn run<R: Runtime>(
 
 struct PassArgs<'a> {
     plan: &'a ScanPlan,
+    /// Tiles per cube.
+    group: u32,
     input: Handle,
     output: Handle,
     layout: (Handle, usize),
@@ -220,6 +247,7 @@ fn launch<R: Runtime, T: Numeric, A: Numeric, U: Numeric, O: cubeprim_kernels::o
             plan.tiles_per_row,
             plan.num_tiles,
             plan.in_stride,
+            p.group,
             plan.cfg,
             device_len,
         )

@@ -7,9 +7,10 @@ use crate::cube::{tile_reduce, TileConfig};
 use crate::ops::ScanOp;
 use cubecl::prelude::*;
 
-/// `output[tile_id]` = combination of the tile's elements (rows and tiles as in `scan_rows`).
-/// With `device_len` the row holds `min(len[0], n_vec * width)` elements (one row): tiles past
-/// it read nothing and write the identity.
+/// `output[g]` = combination of the elements of group `g`: `group` consecutive tiles of a row
+/// (rows and tiles as in `scan_rows`; `tiles_per_row` and `num_tiles` count groups). With
+/// `device_len` the row holds `min(len[0], n_vec * width)` elements (one row): groups past it
+/// read nothing and write the identity.
 #[cube(launch_unchecked)]
 // A comptime condition and a run-time one stay separate `if`s in cube code.
 #[allow(clippy::too_many_arguments, clippy::collapsible_if)]
@@ -22,6 +23,7 @@ pub fn reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp, N: Size>(
     tiles_per_row: u32,
     num_tiles: u32,
     in_stride: u32,
+    group: u32,
     #[comptime] cfg: TileConfig,
     #[comptime] device_len: bool,
 ) {
@@ -39,14 +41,23 @@ pub fn reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp, N: Size>(
             n = m / nl;
             rem = m % nl;
         }
-        let total =
-            tile_reduce::<T, A, O, N>(input, base_in, in_stride as usize, n, tile, &mut sh, cfg);
+        let first = tile * group;
+        let total = tile_reduce::<T, A, O, N>(
+            input,
+            base_in,
+            in_stride as usize,
+            n,
+            first,
+            group,
+            &mut sh,
+            cfg,
+        );
         if UNIT_POS == 0 {
             let mut r = total;
             // A device length may end inside a vector: its lanes go last, in the tile that
             // holds that vector.
             if comptime![device_len] {
-                if rem > 0 && tile == n / comptime![cfg.tile_vectors()] {
+                if rem > 0 && tile == n / comptime![cfg.tile_vectors()] / group {
                     let v = input[base_in + n as usize * in_stride as usize];
                     #[unroll]
                     for l in 0..N::value() {
