@@ -4,11 +4,12 @@
 //! With every value 1 the fold of a unit is known from its head mask: `(elements after its last
 //! head, heads)`, or `(its elements, 0)` with no head. So the cube loads its tile's keys
 //! coalesced into shared memory, a unit reads its consecutive (blocked) keys from there, sets a
-//! bit per head, and its fold is a popcount and a leading-zero count. After the cube's segmented scan, each head stages its key in shared
-//! memory; after the look-back the cube writes the unique keys coalesced, then each unit stages
-//! the lengths of the runs its heads end, from its mask (the distance between its consecutive
-//! heads; before its first head, the fold carried into the unit from earlier units of the
-//! tile), and the cube writes them coalesced too.
+//! bit per head, and its fold is a popcount and a leading-zero count. After the cube's
+//! segmented scan, each head stages its key in shared memory; after the look-back the cube
+//! writes the unique keys coalesced, then each unit stages the lengths of the runs its heads
+//! end, from its mask (the distance between its consecutive heads; before its first head, the
+//! fold carried into the unit from earlier units of the tile), and the cube writes them
+//! coalesced too.
 //!
 //! The look-back carries only the plain head count ([`HeadCountCarry`], two state words per
 //! tile; carrying the run fold too takes four and measured 0.11 ms slower on the H200,
@@ -81,9 +82,9 @@ fn unit_heads<K: Numeric, N: Size>(
 }
 
 /// The head mask of each unit of tile `tile` (bit `j` for its element `j`), its keys in `ks`,
-/// through shared memory: the cube loads its tile
-/// striped and coalesced (unit `t` loads vectors `k * threads + t`) into `sk`, padded, then
-/// each unit reads its blocked elements from there (bank-conflict free through the padding).
+/// through shared memory: the cube loads its tile striped and coalesced (unit `t` loads vectors
+/// `k * threads + t`) into `sk`, padded, then each unit reads its blocked elements from there
+/// (bank-conflict free through the padding).
 /// Each unit reading its own blocked vectors from global memory instead (32 cache lines per
 /// plane-wide load) took 0.82 against 0.68-0.69 ms on the H200 (unique_consecutive with
 /// counts, 2^28 sorted i32; BENCHMARKS.md stop 11). `full`: every element of the tile is
