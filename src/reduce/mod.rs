@@ -1,11 +1,12 @@
 //! Reductions (sum, prod, max, min) of a whole buffer or along any axis of a strided tensor.
 //! The result stays on the device.
 //!
-//! Each pass reduces groups of tiles of every row ([`cubeprim_kernels::device::reduce::reduce_rows`]:
-//! coalesced loads, one fold per unit over the group's tiles, one cube-wide scan) and writes one
-//! value per group; the passes repeat over those values (in the accumulator type: f32 for f16 / bf16) until one
-//! value per row is left, cast back to the input dtype. The order is fixed, so float results are
-//! the same on every run. Max / min propagate NaN.
+//! Each pass reduces groups of tiles of every row
+//! ([`cubeprim_kernels::device::reduce::reduce_rows`]: coalesced loads, one fold per unit over
+//! the group's tiles, one cube-wide scan) and writes one value per group; the passes repeat over
+//! those values (in the accumulator type: f32 for f16 / bf16) until one value per row is left,
+//! cast back to the input dtype. The order is fixed, so float results are the same on every
+//! run. Max / min propagate NaN.
 
 use crate::count::Len;
 use crate::dispatch::{with_dtype, with_op};

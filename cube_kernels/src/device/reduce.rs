@@ -31,7 +31,7 @@ pub fn reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp, N: Size>(
     if tile_id < num_tiles {
         let mut sh = scan_shared::<A>(cfg.threads);
         let row = tile_id / tiles_per_row;
-        let tile = tile_id % tiles_per_row;
+        let g = tile_id % tiles_per_row;
         let (base_in, _base_out) = row_offsets(row, layout);
         let nl = N::value() as u32;
         let mut n = n_vec;
@@ -41,23 +41,22 @@ pub fn reduce_rows<T: Numeric, A: Numeric, U: Numeric, O: ScanOp, N: Size>(
             n = m / nl;
             rem = m % nl;
         }
-        let first = tile * group;
         let total = tile_reduce::<T, A, O, N>(
             input,
             base_in,
             in_stride as usize,
             n,
-            first,
+            g * group,
             group,
             &mut sh,
             cfg,
         );
         if UNIT_POS == 0 {
             let mut r = total;
-            // A device length may end inside a vector: its lanes go last, in the tile that
+            // A device length may end inside a vector: its lanes go last, in the group that
             // holds that vector.
             if comptime![device_len] {
-                if rem > 0 && tile == n / comptime![cfg.tile_vectors()] / group {
+                if rem > 0 && g == n / comptime![cfg.tile_vectors()] / group {
                     let v = input[base_in + n as usize * in_stride as usize];
                     #[unroll]
                     for l in 0..N::value() {

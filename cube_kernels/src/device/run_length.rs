@@ -402,6 +402,32 @@ pub(crate) fn pad(e: u32) -> usize {
     (e + (e >> 5)) as usize
 }
 
+/// The key before the first element `ue0` of the calling unit in a tile staged (padded) in
+/// `sk`, whose first vector is `tile_v0`: the previous unit's last key, or for the first unit of
+/// a tile after the first the last key of the tile before, from global memory. Zero (unread)
+/// for a unit past `n` or the very first element.
+#[cube]
+pub(crate) fn key_before_unit<K: Numeric, N: Size>(
+    keys: &Array<Vector<K, N>>,
+    sk: &SharedMemory<K>,
+    tile: u32,
+    tile_v0: u32,
+    ue0: u32,
+    n: u32,
+) -> K {
+    let nl = N::value();
+    let mut prev = K::from_int(0);
+    if tile_v0 * (nl as u32) + ue0 < n {
+        if UNIT_POS > 0 {
+            prev = sk[pad(ue0 - 1)];
+        } else if tile > 0 {
+            let pv = keys[(tile_v0 - 1) as usize];
+            prev = pv[nl - 1];
+        }
+    }
+    prev
+}
+
 /// Entries of a padded staged tile of `elems` elements.
 pub fn padded_len(elems: usize) -> usize {
     elems + elems / 32
@@ -504,16 +530,8 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
         }
     }
     sync_cube();
-    let mut prev = K::from_int(0);
     let ue0 = t * vpt * nlu;
-    if tile_e0 + ue0 < n {
-        if t > 0 {
-            prev = sk[pad(ue0 - 1)];
-        } else if tile > 0 {
-            let pv = keys[(tile_v0 - 1) as usize];
-            prev = pv[nl - 1];
-        }
-    }
+    let mut prev = key_before_unit::<K, N>(keys, &sk, tile, tile_v0, ue0, n);
 
     // The unit's consecutive elements, from shared memory: heads (bit mask), values (in
     // registers) and the fold `(value since its last head, heads)`.

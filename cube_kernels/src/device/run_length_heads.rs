@@ -21,7 +21,7 @@
 //! kernel dispatches here for unique-consecutive without inverse indices.
 
 use super::lookback::TileCarry;
-use super::run_length::{differs, pad, padded_len, RunConfig};
+use super::run_length::{differs, key_before_unit, pad, padded_len, RunConfig};
 use super::run_length_fixup::RECORD_WORDS;
 use super::select::{pass_lookback, scan_shared, tile_bit_scan, PassConfig};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
@@ -127,15 +127,7 @@ fn unit_heads_staged<K: Numeric, N: Size>(
     }
     sync_cube();
     let ue0 = t * vpt * nlu;
-    let mut prev = K::from_int(0);
-    if tile_e0 + ue0 < n {
-        if t > 0 {
-            prev = sk[pad(ue0 - 1)];
-        } else if tile > 0 {
-            let pv = keys[(tile_v0 - 1) as usize];
-            prev = pv[nl - 1];
-        }
-    }
+    let mut prev = key_before_unit::<K, N>(keys, sk, tile, tile_v0, ue0, n);
     let mut bits = 0u32;
     #[unroll]
     for j in 0..comptime![cfg.vectors_per_thread * nl as u32] {
