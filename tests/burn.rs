@@ -6,7 +6,7 @@
 //! count_nonzero), run-length (unique_consecutive, unique, reduce_by_key) and histograms, each
 //! on ranks 1–4, strided views, empty and one-element tensors.
 
-mod common;
+use crate::common;
 
 use burn::backend::{NdArray, Wgpu};
 use burn::tensor::{Bool, DType as BDType, Element as BurnElement, Int, Tensor, TensorData};

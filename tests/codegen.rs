@@ -9,8 +9,7 @@
 //! When a kernel's parameters change, its `define_*` must follow: where a wgpu device exists,
 //! `hand_definitions_match_the_macro` compares `define_scan_rows` with the macro's own.
 
-#[path = "common/codegen.rs"]
-mod codegen;
+use crate::common::codegen;
 
 use codegen::*;
 use cubecl::prelude::*;
@@ -270,7 +269,8 @@ fn fill_u32_source() {
     assert!(msl.contains("[[kernel]]"));
 }
 
-/// `CUBEPRIM_DUMP=dir cargo test --test codegen dump` writes one variant's sources for reading.
+/// `CUBEPRIM_DUMP=dir cargo test --test suite codegen::dump` writes one variant's sources for
+/// reading.
 #[test]
 fn dump() {
     let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {

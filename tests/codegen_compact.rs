@@ -4,8 +4,7 @@
 //! minus the client. A variant passes when both compilers report no error and the source names
 //! the kernel.
 
-#[path = "common/codegen.rs"]
-mod codegen;
+use crate::common::codegen;
 
 use codegen::*;
 use cubecl::prelude::*;
@@ -347,7 +346,7 @@ fn run_length_all_ops() {
     assert_eq!(run_length_variants::<f16, u32, u32, Mul>("f16_u32_mul"), 8);
 }
 
-/// `CUBEPRIM_DUMP=dir cargo test --test codegen_compact dump` writes the CUDA C++ of the
+/// `CUBEPRIM_DUMP=dir cargo test --test suite codegen_compact::dump` writes the CUDA C++ of the
 /// run-length kernels of the H200 benchmark (unique_consecutive with counts of i32 keys,
 /// reduce_by_key of i32 keys and f32 values: plane look-back, polling loads; staged tile of 8
 /// vectors of 4 per unit), staged and unstaged, for `nvcc --resource-usage`.

@@ -4,8 +4,7 @@
 //! passes when both compilers report no error, the source names the kernel and, for the
 //! histograms, uses the atomic add.
 
-#[path = "common/codegen.rs"]
-mod codegen;
+use crate::common::codegen;
 
 use codegen::*;
 use cubecl::prelude::*;

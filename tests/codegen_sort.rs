@@ -3,8 +3,7 @@
 //! `#[cube(launch_unchecked)]` generates for `CubeKernel::define`, minus the client. A variant
 //! passes when both compilers report no error and the source names the kernel.
 
-#[path = "common/codegen.rs"]
-mod codegen;
+use crate::common::codegen;
 
 use codegen::*;
 use cubecl::prelude::*;
@@ -554,7 +553,7 @@ fn ballot_ranking_any_plane_width() {
     check_ranking(name, cfg, &cuda, &msl);
 }
 
-/// `CUBEPRIM_DUMP=dir cargo test --test codegen_sort dump` writes the CUDA C++ of the H200
+/// `CUBEPRIM_DUMP=dir cargo test --test suite codegen_sort::dump` writes the CUDA C++ of the H200
 /// bench's kernels: the scatter of the u32 sort and of the f32 argsort (first pass: positions;
 /// later passes: loaded u32 indices), and the in-cube row sort of f32 with indices, on the
 /// device tile (256 units x 16 keys) with the ballot ranking; and onesweep's histogram and

@@ -3,7 +3,7 @@
 //! global atomics), keys out of range and negative (ignored), device lengths, a reused
 //! output (zeroed by the call), bad inputs. Exact counts.
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::{DType, Error, Len, Workspace};

@@ -2,7 +2,7 @@
 //! reduce, each step taking the previous step's device count as its length (`Len::Device`).
 //! The only reads are at the end, to compare with the CPU.
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::{DType, DeviceTensor, Len, ScanOp, ScanOptions, Workspace};

@@ -3,7 +3,7 @@
 //! dtypes, sizes around tile boundaries up to a few million, device lengths, bad inputs.
 //! Integers and max / min exactly; float sums within `1e-5 * (sum |x| + 1)` (f16: 1e-2).
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::{DType, Error, Len, ScanOp, Workspace};

@@ -4,7 +4,7 @@
 //! `-0.0 == 0.0`; sizes around tile boundaries up to two million; device lengths; bad inputs.
 //! Integers exactly; float sums within `1e-5 * (sum |x| + 1)` of the run, max / min exact.
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::{DType, Error, Len, ScanOp, Workspace};

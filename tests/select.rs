@@ -4,7 +4,7 @@
 //! around tile boundaries up to two million; non-0/1 flags (2.5, -1, NaN are set, -0.0 is not);
 //! device-resident lengths; bad inputs. Results are exact.
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::{DType, DeviceTensor, Error, Len, Workspace};

@@ -9,7 +9,7 @@
 //! Without a device the tests skip, except under `CI=true`, where they fail
 //! (`common::client`).
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::cpu::{self, SortElement};

@@ -3,7 +3,7 @@
 //! NaN its own entry) and signed zeros, sizes 0, 1, 5000, 2^20 + 1, an N-d input (inverse
 //! keeps its shape), a strided 1-D view, and a non-contiguous N-d input (an error).
 
-mod common;
+use crate::common;
 
 use common::*;
 use cubeprim::{DType, Error, Workspace};

@@ -1,8 +1,7 @@
 //! Shared scaffolding of the codegen tests (`tests/codegen*.rs`): kernel definitions built by
 //! hand as `#[cube(launch_unchecked)]` builds them for `CubeKernel::define` (cubecl-macros
 //! 0.10, `generate/kernel.rs`), minus the client, then compiled to CUDA C++ and Metal (MSL) by
-//! cubecl-cpp's compilers. Nothing here needs a device. Included with
-//! `#[path = "common/codegen.rs"] mod codegen;` (not through `common`, which opens a device).
+//! cubecl-cpp's compilers. Nothing here needs a device (`use crate::common::codegen;`).
 #![allow(dead_code)]
 
 use cubecl::ir::TargetProperties;

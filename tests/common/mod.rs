@@ -16,6 +16,8 @@
 //!   The data keep products far from overflow and underflow (see [`values_for`]).
 #![allow(dead_code)]
 
+pub mod codegen;
+
 use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use cubeprim::cpu::{self, ScanElement};
