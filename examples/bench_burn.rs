@@ -17,6 +17,11 @@
 //! called directly (`cubeprim::scan` and `scan_into`, no burn), one sync per 1000 (100 on the
 //! large shapes), on `[4, 64]` (the host-side cost per call), `[1024, 4096]` and `[64, 65536]`,
 //! wall time and host issue time. `--plain` adds the unfused `CubeBackend` after the fused one.
+//!
+//! The backends are those of the build: with `--features cuda` the CUDA ones (or NdArray where
+//! no CUDA device is found), without it the wgpu ones (or NdArray). One runtime per build, since
+//! each backend type compiles its own copy of burn's and cubeprim's launches (CI builds this
+//! example with every feature).
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, ElementConversion, Tensor};
@@ -313,7 +318,7 @@ fn main() {
                 run::<Plain>(&Default::default(), "CubeBackend<Cuda>", reps, small, d);
             }
         }
-        #[cfg(feature = "wgpu")]
+        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
         cubeprim::device::Backend::Wgpu => {
             let d = ovh.then_some(direct::<cubecl::wgpu::WgpuRuntime> as Direct);
             run::<burn::backend::Wgpu>(&Default::default(), "Wgpu (fusion)", reps, small, d);

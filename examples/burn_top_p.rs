@@ -9,7 +9,13 @@
 //!
 //! ```text
 //! cargo run --release --features cuda,burn --example burn_top_p [-- --batch 32 --vocab 32000 --p 0.9]
+//! cargo run --release --features burn --example burn_top_p   # wgpu
 //! ```
+//!
+//! The device: with `--features cuda`, burn's `Cuda` backend where a CUDA device is found;
+//! without it, burn's `Wgpu` where a wgpu adapter is found; else `NdArray` on the CPU. One GPU
+//! backend per build, as an application would pick: each backend type compiles its own copy of
+//! burn's and cubeprim's launches.
 
 use burn::tensor::activation::softmax;
 use burn::tensor::backend::Backend;
@@ -165,7 +171,7 @@ fn main() {
             vocab,
             p,
         ),
-        #[cfg(feature = "wgpu")]
+        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
         cubeprim::device::Backend::Wgpu => run::<burn::backend::Wgpu>(
             &Default::default(),
             "burn::backend::Wgpu (fusion)",

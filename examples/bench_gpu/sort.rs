@@ -1,6 +1,6 @@
-//! GPU benchmark of the sort family, for the H200 (CUDA) or any wgpu device.
+//! The sort family.
 //!
-//! `cargo run --release --features cuda --example bench_gpu_sort -- [cuda|wgpu] [--small]
+//! `cargo run --release --features cuda --example bench_gpu -- sort [cuda|wgpu] [--small]
 //! [--rows-only] [--core] [--split] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
 //! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
 //! sort, the f32 argsorts and the row sort with indices only. `--split`: sorts without plane
@@ -13,23 +13,12 @@
 //! sync; the figure is the median (host wall clock, so launch overhead counts). A device copy
 //! (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
 
+use super::DEFAULT_RUNTIME;
 use cubecl::prelude::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{DeviceTensor, IndexType, SortOptions, TopKMethod, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
-
-#[cube(launch_unchecked)]
-fn copy_kernel<N: Size>(
-    input: &Array<Vector<u32, N>>,
-    output: &mut Array<Vector<u32, N>>,
-    n_vec: u32,
-) {
-    let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if i < n_vec as usize {
-        output[i] = input[i];
-    }
-}
 
 fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..3 {
@@ -134,18 +123,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     let src: Vec<u32> = (0..big).map(|_| rng.random()).collect();
     let a = client.create_from_slice(bytemuck::cast_slice(&src));
     let b = client.empty(big * 4);
-    let copy_ms = median_ms(&client, reps, || unsafe {
-        let cubes = (big / 4).div_ceil(256) as u32;
-        copy_kernel::launch_unchecked::<R>(
-            &client,
-            CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
-            CubeDim::new_1d(256),
-            4,
-            ArrayArg::from_raw_parts(a.clone(), big / 4),
-            ArrayArg::from_raw_parts(b.clone(), big / 4),
-            (big / 4) as u32,
-        )
-    });
+    let copy_ms = median_ms(&client, reps, || super::launch_copy(&client, &a, &b, big));
     let copy_gbs = 8.0 * big as f64 / (copy_ms * 1e-3) / 1e9;
     line(
         "copy u32 (r+w)",
@@ -365,9 +343,9 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let which = args.get(1).map(String::as_str).unwrap_or("cuda");
+/// `args`: the process arguments without the family (see `scan::main`).
+pub fn main(args: Vec<String>) {
+    let which = args.get(1).map(String::as_str).unwrap_or(DEFAULT_RUNTIME);
     let flag = |f: &str| args.iter().any(|a| a == f);
     let mut opts = SortOptions::default();
     if flag("--split") {
@@ -394,8 +372,8 @@ fn main() {
     match which {
         #[cfg(feature = "cuda")]
         "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), cases),
-        #[cfg(feature = "wgpu")]
+        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
         "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), cases),
-        other => panic!("runtime {other} not built (features: cuda, wgpu)"),
+        other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
     }
 }

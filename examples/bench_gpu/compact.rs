@@ -1,7 +1,8 @@
-//! GPU benchmark of reduce, select (masked_select), nonzero, unique_consecutive (with counts,
-//! and values only) and reduce_by_key, for the H200 (CUDA) or any wgpu device.
+//! Reduce, select (masked_select), nonzero, unique_consecutive (with counts, and values only)
+//! and reduce_by_key.
 //!
-//! `cargo run --release --features cuda --example bench_gpu_compact -- [cuda|wgpu] [log2 n] [--runs]`
+//! `cargo run --release --features cuda --example bench_gpu -- compact [cuda|wgpu] [log2 n]
+//! [--runs]`
 //! (`--runs`: the copy floor, unique_consecutive and reduce_by_key only)
 //!
 //! One JSON line per case. Each case is first checked against the CPU reference on a fresh
@@ -11,21 +12,10 @@
 //! allocated once (no host read inside the timed calls). A vectorised copy of 2^n f32 is
 //! measured in the same run: `copy_gbs` and `frac_of_copy` relate each case to it.
 
+use super::DEFAULT_RUNTIME;
 use cubecl::prelude::*;
 use cubeprim::{DType, DeviceTensor, ScanOp, Workspace};
 use std::time::Instant;
-
-#[cube(launch_unchecked)]
-fn copy_kernel<N: Size>(
-    input: &Array<Vector<f32, N>>,
-    output: &mut Array<Vector<f32, N>>,
-    n_vec: u32,
-) {
-    let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if i < n_vec as usize {
-        output[i] = input[i];
-    }
-}
 
 /// A fast deterministic generator for large inputs.
 struct Rng(u64);
@@ -97,22 +87,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
     // The copy floor: 2^n f32 read + written.
     let src = DeviceTensor::<R>::from_slice(c, &floats(n, 1), &[n]);
     let dst = DeviceTensor::<R>::empty(c, &[n], DType::F32);
-    let copy_ms = median_ms(c, || unsafe {
-        let nv = (n / 4) as u32;
-        copy_kernel::launch_unchecked::<R>(
-            c,
-            CubeCount::Static(
-                nv.div_ceil(256).min(65535),
-                nv.div_ceil(256).div_ceil(65535),
-                1,
-            ),
-            CubeDim::new_1d(256),
-            4,
-            ArrayArg::from_raw_parts(src.handle.clone(), n / 4),
-            ArrayArg::from_raw_parts(dst.handle.clone(), n / 4),
-            nv,
-        )
-    });
+    let copy_ms = median_ms(c, || super::launch_copy(c, &src.handle, &dst.handle, n));
     line("copy_f32", copy_ms, 8.0 * n as f64, copy_ms, true, "");
     let mut ws = Workspace::<R>::new();
 
@@ -326,9 +301,9 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let backend = args.get(1).map(String::as_str).unwrap_or("cuda");
+/// `args`: the process arguments without the family (see `scan::main`).
+pub fn main(args: Vec<String>) {
+    let backend = args.get(1).map(String::as_str).unwrap_or(DEFAULT_RUNTIME);
     let log2: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(28);
     let runs_only = args.iter().any(|a| a == "--runs");
     match backend {
@@ -342,7 +317,8 @@ fn main() {
                 runs_only,
             )
         }
-        _ => {
+        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+        "wgpu" => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
             run(
                 WgpuRuntime::client(&WgpuDevice::default()),
@@ -351,5 +327,6 @@ fn main() {
                 runs_only,
             )
         }
+        other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
     }
 }

@@ -1,28 +1,18 @@
-//! GPU benchmark of the scan family, for the H200 (CUDA) or any wgpu device.
+//! The scan family.
 //!
-//! `cargo run --release --features cuda --example bench_gpu -- [cuda|wgpu] [out.json]`
+//! `cargo run --release --features cuda --example bench_gpu -- scan [cuda|wgpu] [out.json]
+//! [--quick] [--diag] [--sanitize]`
 //!
 //! Every case is first checked against the CPU reference on fresh random data, then timed:
 //! 3 warm-up calls, then `reps` calls back to back and one sync; the figure is the mean time per
 //! call (host wall clock), so launch overhead counts. The device copy of 2^28 f32 (a vectorised
 //! CubeCL copy kernel) is measured in the same run and is the floor each scan is compared with.
 
+use super::DEFAULT_RUNTIME;
 use cubecl::prelude::*;
 use cubeprim::{DType, DeviceTensor, ScanAlgorithm, ScanOp, ScanOptions, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
-
-#[cube(launch_unchecked)]
-fn copy_kernel<N: Size>(
-    input: &Array<Vector<f32, N>>,
-    output: &mut Array<Vector<f32, N>>,
-    n_vec: u32,
-) {
-    let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if i < n_vec as usize {
-        output[i] = input[i];
-    }
-}
 
 struct Row {
     name: String,
@@ -305,21 +295,7 @@ fn run<R: Runtime>(
     let n = 1usize << 28;
     let src = client.create_from_slice(bytemuck::cast_slice(&random_f32(n, 1, 0.0, 1.0)));
     let dst = client.empty(n * 4);
-    let copy_ms = time_ms(&client, 20, || unsafe {
-        copy_kernel::launch_unchecked::<R>(
-            &client,
-            CubeCount::Static(
-                ((n / 4).div_ceil(256) as u32).min(65535),
-                ((n / 4).div_ceil(256) as u32).div_ceil(65535),
-                1,
-            ),
-            CubeDim::new_1d(256),
-            4,
-            ArrayArg::from_raw_parts(src.clone(), n / 4),
-            ArrayArg::from_raw_parts(dst.clone(), n / 4),
-            (n / 4) as u32,
-        )
-    });
+    let copy_ms = time_ms(&client, 20, || super::launch_copy(&client, &src, &dst, n));
     let back: Vec<f32> = bytemuck::pod_collect_to_vec(&client.read_one_unchecked(dst.clone()));
     let want = random_f32(n, 1, 0.0, 1.0);
     assert!(back == want, "the device copy is wrong");
@@ -609,9 +585,10 @@ fn run<R: Runtime>(
     }
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let which = args.get(1).map(String::as_str).unwrap_or("cuda");
+/// `args`: the process arguments without the family (`bench_gpu scan cuda ..` gives
+/// `[bench_gpu, cuda, ..]`).
+pub fn main(args: Vec<String>) {
+    let which = args.get(1).map(String::as_str).unwrap_or(DEFAULT_RUNTIME);
     let out = args.get(2).cloned();
     let diag = args.iter().any(|a| a == "--diag");
     let sanitize = args.iter().any(|a| a == "--sanitize");
@@ -619,8 +596,8 @@ fn main() {
     match which {
         #[cfg(feature = "cuda")]
         "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize, quick),
-        #[cfg(feature = "wgpu")]
+        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
         "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize, quick),
-        other => panic!("runtime {other} not built (features: cuda, wgpu)"),
+        other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
     }
 }
