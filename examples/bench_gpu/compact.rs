@@ -1,7 +1,7 @@
 //! Reduce, select (masked_select), nonzero, unique_consecutive (with counts, and values only)
 //! and reduce_by_key.
 //!
-//! `cargo run --release --features cuda --example bench_gpu -- compact [cuda|wgpu] [log2 n]
+//! `cargo run --release --features cuda,bench-tools --example bench_gpu -- compact [cuda|wgpu] [log2 n]
 //! [--runs]`
 //! (`--runs`: the copy floor, unique_consecutive and reduce_by_key only)
 //!

@@ -4,8 +4,9 @@
 //! - `bench_gpu compact [cuda|wgpu] ..`: reduce, select, nonzero, run-length ([`compact`]);
 //! - `bench_gpu sort [cuda|wgpu] ..`: the sorts, top-k, searchsorted ([`sort`]).
 //!
-//! Build with `cargo build --release --features cuda --example bench_gpu` for CUDA (loaded at
-//! run time), or without `cuda` for wgpu: one runtime per build. Each family measures the
+//! Build with `cargo build --release --features cuda,bench-tools --example bench_gpu` for CUDA
+//! (loaded at run time), or without `cuda` for wgpu: one runtime per build (CI, without the
+//! feature `bench-tools`, does not build it). Each family measures the
 //! device copy below in the same run, as its floor. (One binary and one runtime: every binary
 //! compiles its own copy of the launches it reaches for each runtime, and CI builds every
 //! example.)

@@ -1,6 +1,6 @@
 //! The scan family.
 //!
-//! `cargo run --release --features cuda --example bench_gpu -- scan [cuda|wgpu] [out.json]
+//! `cargo run --release --features cuda,bench-tools --example bench_gpu -- scan [cuda|wgpu] [out.json]
 //! [--quick] [--diag] [--sanitize]`
 //!
 //! Every case is first checked against the CPU reference on fresh random data, then timed:

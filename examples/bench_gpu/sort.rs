@@ -1,6 +1,6 @@
 //! The sort family.
 //!
-//! `cargo run --release --features cuda --example bench_gpu -- sort [cuda|wgpu] [--small]
+//! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
 //! [--rows-only] [--core] [--split] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
 //! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
 //! sort, the f32 argsorts and the row sort with indices only. `--split`: sorts without plane
