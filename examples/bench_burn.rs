@@ -20,8 +20,8 @@
 //!
 //! The backends are those of the build: with `--features cuda` the CUDA ones (or NdArray where
 //! no CUDA device is found), without it the wgpu ones (or NdArray). One runtime per build, since
-//! each backend type compiles its own copy of burn's and cubeprim's launches (CI builds this
-//! example with every feature).
+//! each backend type compiles its own copy of burn's and cubeprim's launches (it needs the
+//! feature `bench-tools`; CI does not build it).
 
 use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, ElementConversion, Tensor};

@@ -8,8 +8,7 @@
 //! (loaded at run time), or without `cuda` for wgpu: one runtime per build (CI, without the
 //! feature `bench-tools`, does not build it). Each family measures the
 //! device copy below in the same run, as its floor. (One binary and one runtime: every binary
-//! compiles its own copy of the launches it reaches for each runtime, and CI builds every
-//! example.)
+//! compiles its own copy of the launches it reaches for each runtime.)
 
 mod compact;
 mod scan;
