@@ -165,6 +165,13 @@ fn onesweep_spins(cuda: bool) -> u32 {
         .unwrap_or(if cuda { 1024 } else { 16 })
 }
 
+/// Predecessors a onesweep digit's look-back reads per round (loaded together):
+/// `CUBEPRIM_SORT_ONESWEEP_WINDOW` (tuning, 1..=32) overrides the default 8.
+fn onesweep_window() -> u32 {
+    static WINDOW: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    crate::device::env_u32(&WINDOW, "CUBEPRIM_SORT_ONESWEEP_WINDOW").map_or(8, |v| v.clamp(1, 32))
+}
+
 /// A radix tile of `threads` units of `items` keys on this client. With `plane_ops`, tiles are
 /// ranked by plane ballots, which read at most four 32-bit ballot words: plane widths must be
 /// powers of two up to 128 (else no plane operations are used).
@@ -335,7 +342,7 @@ impl SortPlan {
                 hist_rounds: rounds as u32,
                 lookback: OnesweepLookback {
                     spins: onesweep_spins(R::name(client) == "cuda"),
-                    steps: 8,
+                    steps: onesweep_window(),
                     plain_reads: R::name(client) == "cuda",
                 },
             }

@@ -20,8 +20,10 @@
 //! loop limit is never reached.
 
 use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
-use super::radix_scatter::{rank_tile_match, write_ranked_match, RadixValues};
-use crate::cube::{cube_exclusive_scan, RadixConfig};
+use super::radix_scatter::{load_tile_digits, write_ranked_match, RadixValues};
+use crate::cube::{
+    cube_exclusive_scan, match_counter_slots, tile_rank_match, warp_striped_pos, RadixConfig,
+};
 use crate::ops::{radix_digit, Add, Item};
 use cubecl::prelude::*;
 
@@ -41,7 +43,8 @@ pub const MAX_ROW: usize = 1 << 30;
 pub struct OnesweepLookback {
     /// Rounds a digit waits on a silent predecessor before counting its keys itself.
     pub spins: u32,
-    /// Predecessors a unit may read per digit per round (walking over aggregates).
+    /// Predecessors a unit reads per digit per round (walking over aggregates): their words are
+    /// loaded together, then read nearest first.
     pub steps: u32,
     /// Poll with plain loads through `state_view` (CUDA: atomic loads are read-modify-writes
     /// there), refreshing with an atomic load every 8th round.
@@ -54,9 +57,10 @@ pub fn onesweep_state_words(num_tiles: u32) -> usize {
 }
 
 /// Shared bytes [`radix_onesweep`] needs beyond [`radix_scatter`](super::radix_scatter)'s ballot
-/// path: the digit-total scan's scratch, the fallback histogram and a few words.
+/// path: the digit-total scan's scratch, the early counts, the fallback histogram and a few
+/// words.
 pub fn onesweep_extra_shared_bytes(threads: u32) -> usize {
-    8 * threads as usize + 4 * RADIX as usize + 64
+    8 * threads as usize + 8 * RADIX as usize + 64
 }
 
 /// One onesweep pass over tiles of `cfg` (ballot ranking: `cfg.plane_ops` must hold). Keys
@@ -120,7 +124,8 @@ pub fn radix_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
         let mut firsts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
         let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
         let mut ranks = Array::<u32>::new(comptime![cfg.items as usize]);
-        rank_tile_match::<T>(
+        let mut digits = Array::<u32>::new(comptime![cfg.items as usize]);
+        load_tile_digits::<T>(
             keys_in,
             base,
             start,
@@ -130,33 +135,59 @@ pub fn radix_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
             bits,
             flip,
             &mut keys,
-            &mut ranks,
-            &mut starts,
+            &mut digits,
             cfg,
         );
-        sync_cube();
 
-        // This tile's count of each digit (unit t holds digits t, t + threads, ..): keys past
-        // `valid` rank last, so clamping the run bounds at `valid` drops them.
+        // This tile's count of each digit, published before the ranking (CUB's early counts):
+        // by the time a later tile looks back, its predecessors' counts are out, so its rounds
+        // walk over them instead of waiting. Unit t holds digits t, t + threads, ...
         let row_tile0 = tile_id - tile;
         let sbase = 1 + tile_id as usize * RADIX as usize;
         let own_status = select(tile == 0u32, INCLUSIVE, AGGREGATE);
+        let hist = SharedMemory::<Atomic<u32>>::new(comptime![RADIX as usize]);
+        #[unroll]
+        for k in 0..dr {
+            let d = k * threads + t;
+            if d < RADIX {
+                hist[d as usize].store(0u32);
+            }
+        }
+        sync_cube();
+        #[unroll]
+        for i in 0..comptime![cfg.items] {
+            if warp_striped_pos(i, comptime![cfg.items]) < valid {
+                hist[digits[i as usize] as usize].fetch_add(1u32);
+            }
+        }
+        sync_cube();
         let mut cnt = Array::<u32>::new(comptime![dr as usize]);
         #[unroll]
         for k in 0..dr {
             let d = k * threads + t;
             let mut c = 0u32;
             if d < RADIX {
-                let lo = starts[d as usize];
-                let mut hi = valid;
-                if d + 1 < RADIX {
-                    hi = starts[(d + 1) as usize];
-                }
-                c = select(hi < valid, hi, valid) - select(lo < valid, lo, valid);
+                c = hist[d as usize].load();
                 state[sbase + d as usize].store(own_status | c);
             }
             cnt[k as usize] = c;
         }
+
+        let mut counters = SharedMemory::<u32>::new(comptime![match_counter_slots(&cfg)]);
+        let mut rscan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+        let mut rscan_i = SharedMemory::<u32>::new(1usize);
+        tile_rank_match(
+            &digits,
+            &mut ranks,
+            &mut counters,
+            &mut starts,
+            &mut rscan_v,
+            &mut rscan_i,
+            cfg,
+            true,
+            false,
+        );
+        sync_cube();
 
         // Each digit's first position in the row: exclusive scan of the row's digit totals
         // (unit t owns digits t * dr ..).
@@ -320,35 +351,51 @@ fn digit_lookback<T: Numeric>(
         #[unroll]
         for k in 0..dr {
             let d = k * threads + t;
-            let mut go = done[k as usize] == 0u32;
-            let mut step = 0u32;
-            while go && step < comptime![lb.steps] {
-                step += 1;
-                // Row-relative predecessor.
-                let p = tile - 1 - passed[k as usize];
-                let i = 1 + (row_tile0 + p) as usize * RADIX as usize + d as usize;
-                let w = state_word(state, view, i, round, comptime![lb.plain_reads]);
-                let status = w & STATUS_MASK;
-                let mut c = w & COUNT_MASK;
-                let mut ready = status != 0u32;
-                if !ready && counted == p + 1 {
-                    c = own[d as usize].load();
-                    ready = true;
+            if done[k as usize] == 0u32 {
+                // The nearest predecessor not yet passed (row-relative), and the window of
+                // `lb.steps` predecessors from it down: their words are loaded back to back
+                // (independent loads, one latency), then read nearest first.
+                let p0 = tile - 1 - passed[k as usize];
+                let mut words = Array::<u32>::new(comptime![lb.steps as usize]);
+                #[unroll]
+                for s in 0..comptime![lb.steps] {
+                    let mut w = 0u32;
+                    if s <= p0 {
+                        let i = 1 + (row_tile0 + p0 - s) as usize * RADIX as usize + d as usize;
+                        w = state_word(state, view, i, round, comptime![lb.plain_reads]);
+                    }
+                    words[s as usize] = w;
                 }
-                if ready {
-                    excl[k as usize] += c;
-                    passed[k as usize] += 1;
-                    waited[k as usize] = 0u32;
-                    if status == INCLUSIVE || passed[k as usize] == tile {
-                        done[k as usize] = 1u32;
-                        go = false;
+                // Runtime-true (a literal flag may be folded in the unrolled loop).
+                let mut go = done[k as usize] == 0u32;
+                #[unroll]
+                for s in 0..comptime![lb.steps] {
+                    if go && s <= p0 {
+                        let p = p0 - s;
+                        let w = words[s as usize];
+                        let status = w & STATUS_MASK;
+                        let mut c = w & COUNT_MASK;
+                        let mut ready = status != 0u32;
+                        if !ready && counted == p + 1 {
+                            c = own[d as usize].load();
+                            ready = true;
+                        }
+                        if ready {
+                            excl[k as usize] += c;
+                            passed[k as usize] += 1;
+                            waited[k as usize] = 0u32;
+                            if status == INCLUSIVE || passed[k as usize] == tile {
+                                done[k as usize] = 1u32;
+                                go = false;
+                            }
+                        } else {
+                            waited[k as usize] += 1;
+                            if waited[k as usize] >= comptime![lb.spins] && p + 1 > stuck {
+                                stuck = p + 1;
+                            }
+                            go = false;
+                        }
                     }
-                } else {
-                    waited[k as usize] += 1;
-                    if waited[k as usize] >= comptime![lb.spins] && p + 1 > stuck {
-                        stuck = p + 1;
-                    }
-                    go = false;
                 }
             }
             if done[k as usize] == 0u32 {

@@ -180,23 +180,23 @@ pub fn rank_tile_match<T: Numeric>(
     starts: &mut SharedMemory<u32>,
     #[comptime] cfg: RadixConfig,
 ) {
-    let items = comptime![cfg.items];
-    let mask = (1u32 << bits) - 1u32;
     let mut counters = SharedMemory::<u32>::new(comptime![match_counter_slots(&cfg)]);
     let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
     let mut scan_i = SharedMemory::<u32>::new(1usize);
     let mut digits = Array::<u32>::new(comptime![cfg.items as usize]);
-    #[unroll]
-    for i in 0..items {
-        let j = warp_striped_pos(i, items);
-        let mut d = mask;
-        if j < valid {
-            let key = keys_in[base + (start + j) as usize * in_stride as usize];
-            keys[i as usize] = key;
-            d = radix_digit::<T>(key, shift, mask, flip);
-        }
-        digits[i as usize] = d;
-    }
+    load_tile_digits::<T>(
+        keys_in,
+        base,
+        start,
+        valid,
+        in_stride,
+        shift,
+        bits,
+        flip,
+        keys,
+        &mut digits,
+        cfg,
+    );
     tile_rank_match(
         &digits,
         ranks,
@@ -208,6 +208,38 @@ pub fn rank_tile_match<T: Numeric>(
         true,
         false,
     );
+}
+
+/// Reads the tile's keys warp-striped into `keys` and their digits into `digits` (keys past
+/// `valid` get digit `(1 << bits) - 1` and are not read).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub fn load_tile_digits<T: Numeric>(
+    keys_in: &Array<T>,
+    base: usize,
+    start: u32,
+    valid: u32,
+    in_stride: u32,
+    shift: u32,
+    bits: u32,
+    flip: u32,
+    keys: &mut Array<T>,
+    digits: &mut Array<u32>,
+    #[comptime] cfg: RadixConfig,
+) {
+    let items = comptime![cfg.items];
+    let mask = (1u32 << bits) - 1u32;
+    #[unroll]
+    for i in 0..items {
+        let j = warp_striped_pos(i, items);
+        let mut d = mask;
+        if j < valid {
+            let key = keys_in[base + (start + j) as usize * in_stride as usize];
+            keys[i as usize] = key;
+            d = radix_digit::<T>(key, shift, mask, flip);
+        }
+        digits[i as usize] = d;
+    }
 }
 
 /// Second half of [`scatter_ranked_match`]: places the keys ranked by [`rank_tile_match`] (and
