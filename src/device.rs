@@ -58,6 +58,21 @@ pub fn best_backend() -> Backend {
     Backend::Cpu
 }
 
+/// The 2-D grid `(x, y)` that launches `cubes` cubes (at least one), `x` at most 65535 (the
+/// widest grid dimension every runtime allows), with fewer than `y` cubes past `cubes`. A
+/// cube's linear position `x + y * x_count` keeps the launch order. (Rows of 65535 wasted up to
+/// 65534 empty cubes: 2^28 u32 keys in tiles of 4096 launched 131070 cubes for 65536 tiles.)
+pub(crate) fn grid_2d(cubes: u32) -> (u32, u32) {
+    let y = cubes.div_ceil(65535).max(1);
+    (cubes.div_ceil(y).max(1), y)
+}
+
+/// [`grid_2d`] as a cube count.
+pub(crate) fn cube_count_2d(cubes: u32) -> cubecl::CubeCount {
+    let (x, y) = grid_2d(cubes);
+    cubecl::CubeCount::Static(x, y, 1)
+}
+
 /// A numeric tuning override read once per process from the environment variable `name`
 /// (`cell` keeps it); `None` when unset or not a number.
 pub(crate) fn env_u32(cell: &'static std::sync::OnceLock<Option<u32>>, name: &str) -> Option<u32> {

@@ -87,7 +87,7 @@ impl<R: Runtime> Workspace<R> {
         let cubes = words.div_ceil(256) as u32;
         fill_u32::launch::<R>(
             client,
-            CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
+            crate::device::cube_count_2d(cubes),
             CubeDim::new_1d(256),
             unsafe { ArrayArg::from_raw_parts(handle, words) },
             0u32,
@@ -112,7 +112,7 @@ impl<R: Runtime> Workspace<R> {
         let cubes = words.div_ceil(256) as u32;
         fill_u32::launch::<R>(
             client,
-            CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
+            crate::device::cube_count_2d(cubes),
             CubeDim::new_1d(256),
             unsafe { ArrayArg::from_raw_parts(handle, words) },
             0u32,

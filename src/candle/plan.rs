@@ -51,10 +51,9 @@ impl ScanLaunch {
         let plan = ScanPlan::with_limits(
             limits, dims, strides, offset, axis, dtype, indexed, opts, false,
         )?;
-        let x = plan.num_tiles.clamp(1, 65535);
         Ok(Self {
             mode: plan.mode(),
-            cubes: (x, plan.num_tiles.div_ceil(x).max(1)),
+            cubes: crate::device::grid_2d(plan.num_tiles),
             state_words: plan.state_bytes / 4,
             epoch: 1,
             counter_base: 0,

@@ -221,8 +221,7 @@ fn launch<R: Runtime, T: Numeric, A: Numeric, U: Numeric, O: cubeprim_kernels::o
     p: &PassArgs<'_>,
 ) {
     let plan = p.plan;
-    let x = plan.num_tiles.clamp(1, 65535);
-    let y = plan.num_tiles.div_ceil(x).max(1);
+    let (x, y) = crate::device::grid_2d(plan.num_tiles);
     let in_len = p.input.size_in_used() as usize / size_of::<T>() / plan.vec;
     let device_len = p.len.is_some();
     let len = p.len.clone().unwrap_or_else(|| p.dummy.clone());

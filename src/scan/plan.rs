@@ -367,8 +367,7 @@ impl ScanPlan {
 
     /// Cube count covering `num_tiles` cubes (2-D past 65535), and its size.
     pub fn cube_count(&self) -> (CubeCount, u32) {
-        let x = self.num_tiles.clamp(1, 65535);
-        let y = self.num_tiles.div_ceil(x).max(1);
+        let (x, y) = crate::device::grid_2d(self.num_tiles);
         (CubeCount::Static(x, y, 1), x * y)
     }
 }

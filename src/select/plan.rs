@@ -124,8 +124,7 @@ impl Pass {
 
     /// The cube count (2-D past 65535 cubes) and the number of cubes it launches.
     pub fn cube_count(&self) -> (CubeCount, u32) {
-        let x = self.tiles.clamp(1, 65535);
-        let y = self.tiles.div_ceil(x).max(1);
+        let (x, y) = crate::device::grid_2d(self.tiles);
         (CubeCount::Static(x, y, 1), x * y)
     }
 }

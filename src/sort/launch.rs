@@ -396,7 +396,7 @@ fn fill_zero<R: Runtime>(client: &ComputeClient<R>, h: &Handle, words: usize) {
     let cubes = words.div_ceil(256).max(1) as u32;
     fill_u32::launch::<R>(
         client,
-        CubeCount::Static(cubes.min(65535), cubes.div_ceil(65535), 1),
+        crate::device::cube_count_2d(cubes),
         CubeDim::new_1d(256),
         arg(h, words),
         0u32,

@@ -433,9 +433,7 @@ impl SortPlan {
 
     /// Cube count covering `cubes` cubes (2-D past 65535).
     pub fn cube_count(cubes: u32) -> CubeCount {
-        let x = cubes.clamp(1, 65535);
-        let y = cubes.div_ceil(x).max(1);
-        CubeCount::Static(x, y, 1)
+        crate::device::cube_count_2d(cubes)
     }
 }
 
