@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::fill::fill_u32;
-use cubeprim_kernels::device::radix_histogram::radix_histogram;
+use cubeprim_kernels::device::radix_histogram::{radix_histogram, HISTOGRAM_GROUP};
 use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
 use cubeprim_kernels::device::radix_onesweep::radix_onesweep;
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
@@ -521,10 +521,12 @@ fn launch_histogram<R: Runtime>(
     dummy: &Handle,
 ) {
     let cfg: RadixConfig = plan.cfg;
+    // One cube per HISTOGRAM_GROUP consecutive tiles of a row.
+    let groups = plan.rows as u32 * plan.tiles_per_row.div_ceil(HISTOGRAM_GROUP);
     with_key!(key, |K| unsafe {
         radix_histogram::launch_unchecked::<K, R>(
             client,
-            SortPlan::cube_count(plan.num_tiles),
+            SortPlan::cube_count(groups),
             CubeDim::new_1d(cfg.threads),
             arg(pass.keys_in, pass.keys_in_len),
             arg(counts, plan.temp.counts_len),
@@ -532,7 +534,7 @@ fn launch_histogram<R: Runtime>(
             arg(b.count.unwrap_or(dummy), 1),
             plan.n as u32,
             plan.tiles_per_row,
-            plan.num_tiles,
+            groups,
             pass.in_stride,
             pass.strided,
             pass.shift,
