@@ -2,16 +2,18 @@
 //! reference. Each device iteration is one `scan_into` (preallocated output and workspace, so
 //! nothing is allocated) followed by a device sync, so it measures the whole scan.
 //!
+//! A module of the bench binary `primitives` (`benches/primitives.rs`):
+//!
 //! ```text
-//! cargo bench --bench scan                   # wgpu (lavapipe on a machine without a GPU)
-//! cargo bench --features cuda --bench scan   # CUDA first
-//! CUBEPRIM_BACKEND=cpu cargo bench --bench scan
+//! cargo bench --bench primitives -- cumsum                   # wgpu (lavapipe without a GPU)
+//! cargo bench --features cuda --bench primitives -- cumsum   # CUDA first
+//! CUBEPRIM_BACKEND=cpu cargo bench --bench primitives -- cumsum
 //! ```
 //!
 //! Without a device only the CPU path is measured.
 
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
 use criterion::{measurement::WallTime, Throughput};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::prelude::*;
 use cubeprim::device::{best_backend, Backend};
 use cubeprim::{cpu, DType, DeviceTensor, ScanOp, ScanOptions, Workspace};
@@ -64,7 +66,7 @@ fn bench_cpu(g: &mut BenchmarkGroup<WallTime>) {
     }
 }
 
-fn cumsum_f32(c: &mut Criterion) {
+pub fn cumsum_f32(c: &mut Criterion) {
     // Probing a runtime that is not there panics inside cubecl (and is caught): keep it quiet.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -85,6 +87,3 @@ fn cumsum_f32(c: &mut Criterion) {
     bench_cpu(&mut g);
     g.finish();
 }
-
-criterion_group!(benches, cumsum_f32);
-criterion_main!(benches);

@@ -2,15 +2,17 @@
 //! reference: a u32 sort and a stable f32 argsort of 2^20 keys. Each device iteration is one
 //! `sort_into` (preallocated outputs and workspace) followed by a device sync.
 //!
+//! A module of the bench binary `primitives` (`benches/primitives.rs`):
+//!
 //! ```text
-//! cargo bench --bench sort                   # wgpu (lavapipe on a machine without a GPU)
-//! cargo bench --features cuda --bench sort   # CUDA first
+//! cargo bench --bench primitives -- sort                   # wgpu (lavapipe without a GPU)
+//! cargo bench --features cuda --bench primitives -- sort   # CUDA first
 //! ```
 //!
 //! Without a device only the CPU path is measured.
 
-use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
 use criterion::{measurement::WallTime, Throughput};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::prelude::*;
 use cubeprim::device::{best_backend, Backend};
 use cubeprim::{cpu, DType, DeviceTensor, Len, Payload, SortOptions, Workspace};
@@ -77,7 +79,7 @@ fn bench_cpu(g: &mut BenchmarkGroup<WallTime>) {
     });
 }
 
-fn sort_1m(c: &mut Criterion) {
+pub fn sort_1m(c: &mut Criterion) {
     // Probing a runtime that is not there panics inside cubecl (and is caught): keep it quiet.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -99,6 +101,3 @@ fn sort_1m(c: &mut Criterion) {
     bench_cpu(&mut g);
     g.finish();
 }
-
-criterion_group!(benches, sort_1m);
-criterion_main!(benches);
