@@ -1,6 +1,7 @@
-//! One digit pass of a onesweep radix sort (Adinets & Merrill 2022): each cube ranks one tile
-//! by the digit, learns where each digit's keys of the earlier tiles of its row end by a
-//! decoupled look-back over per-(tile, digit) counts, and scatters the tile. The digit totals
+//! One digit pass of a onesweep radix sort (Adinets & Merrill 2022): each cube counts its
+//! tile's digits and publishes the counts (CUB's early counts), ranks the tile by the digit,
+//! learns where each digit's keys of the earlier tiles of its row end by a decoupled look-back
+//! over per-(tile, digit) counts, and scatters the tile. The digit totals
 //! of the whole row come from [`radix_histogram_all`](super::radix_histogram_all), computed
 //! once for every pass; so a pass reads the keys once and writes them once.
 //!
