@@ -64,8 +64,8 @@ pub fn radix_histogram<T: Numeric>(
     let group_id = CUBE_POS as u32;
     let threads = comptime![cfg.threads];
     let group = comptime![HISTOGRAM_GROUP];
-    // One histogram per tile of the group, rows of 257 words (the reads that gather one digit
-    // of every tile then fall in different banks).
+    // One histogram per tile of the group, rows of 257 words: one digit's counts of the 8
+    // tiles, which 8 consecutive lanes gather, then sit in 8 different banks.
     let pitch = comptime![RADIX + 1];
     let words = comptime![(HISTOGRAM_GROUP * (RADIX + 1)) as usize];
     let groups_per_row = tiles_per_row.div_ceil(group);
