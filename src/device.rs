@@ -94,3 +94,30 @@ pub(crate) fn tiles_by_position(cuda: bool) -> bool {
     });
     forced.unwrap_or(cuda)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::grid_2d;
+
+    #[test]
+    fn grid_2d_covers_the_count_with_fewer_than_a_row_of_empty_cubes() {
+        let mut counts: Vec<u32> = vec![0, 1, 2, 255, 65_534, 65_535, 65_536, 65_537, 131_070];
+        counts.extend([
+            131_071,
+            262_144,
+            327_675,
+            1 << 24,
+            (1 << 24) + 1,
+            u32::MAX / 2,
+        ]);
+        for c in counts {
+            let (x, y) = grid_2d(c);
+            let launched = x as u64 * y as u64;
+            assert!((1..=65_535).contains(&x), "{c}: x = {x}");
+            assert!(launched >= c.max(1) as u64, "{c}: {x} x {y}");
+            assert!(launched - (c.max(1) as u64) < y as u64, "{c}: {x} x {y}");
+        }
+        assert_eq!(grid_2d(65_536), (32_768, 2));
+        assert_eq!(grid_2d(262_144), (52_429, 5));
+    }
+}
