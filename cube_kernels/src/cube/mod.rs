@@ -10,13 +10,15 @@
 //! - [`radix_rank_match`]: the same by an 8-bit digit with plane ballots (runtimes with
 //!   plane operations).
 //! - [`tile_reduction`]: the combination of one tile (unit folds + one cube-wide scan);
-//! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan.
+//! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan;
+//! - [`shared_counters`]: clearing the shared atomic counters a cube counts digits into.
 
 mod config;
 mod cube_scan;
 mod radix_rank;
 mod radix_rank_match;
 mod segmented_scan;
+mod shared_counters;
 mod staged_tile_scan;
 mod tile_reduction;
 mod tile_scan;
@@ -28,6 +30,7 @@ pub use radix_rank_match::{match_counter_slots, tile_rank_match, warp_striped_po
 pub use segmented_scan::{
     combine_runs, cube_exclusive_segmented_scan, cube_exclusive_segmented_scan_with,
 };
+pub use shared_counters::clear_shared_counters;
 pub use staged_tile_scan::{load_tile_staged, tile_aggregate_staged, write_tile_staged};
 pub use tile_reduction::tile_reduce;
 pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

@@ -1,7 +1,7 @@
 //! First pass of one radix-sort digit (reduce-then-scan): the digit histogram of every tile.
 
 use super::row_offsets;
-use crate::cube::RadixConfig;
+use crate::cube::{clear_shared_counters, RadixConfig};
 use crate::ops::radix_digit;
 use cubecl::prelude::*;
 
@@ -73,12 +73,7 @@ pub fn radix_histogram<T: Numeric>(
         let row = group_id / groups_per_row;
         let first = (group_id % groups_per_row) * group;
         let hist = SharedMemory::<Atomic<u32>>::new(words);
-        for k in 0..comptime![(HISTOGRAM_GROUP * (RADIX + 1)).div_ceil(cfg.threads)] {
-            let w = k * threads + t;
-            if w < comptime![HISTOGRAM_GROUP * (RADIX + 1)] {
-                hist[w as usize].store(0u32);
-            }
-        }
+        clear_shared_counters(&hist, comptime![HISTOGRAM_GROUP * (RADIX + 1)], threads);
         sync_cube();
         let len = radix_row_len(n, count, device_len);
         let base = radix_row_base(row, n, layout, strided);

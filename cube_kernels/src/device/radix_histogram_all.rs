@@ -2,6 +2,7 @@
 //! (the first kernel of a onesweep sort, see [`radix_onesweep`](super::radix_onesweep)).
 
 use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
+use crate::cube::clear_shared_counters;
 use crate::ops::radix_digit;
 use cubecl::prelude::*;
 
@@ -54,13 +55,7 @@ pub fn radix_histogram_all<T: Numeric>(
         let row = cube / cubes_per_row;
         let c = cube % cubes_per_row;
         let hist = SharedMemory::<Atomic<u32>>::new(comptime![bins as usize]);
-        #[unroll]
-        for k in 0..bin_rounds {
-            let b = k * threads + t;
-            if b < bins {
-                hist[b as usize].store(0u32);
-            }
-        }
+        clear_shared_counters(&hist, bins, threads);
         sync_cube();
         let len = radix_row_len(n, count, device_len);
         let base = radix_row_base(row, n, layout, strided);

@@ -23,7 +23,8 @@
 use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
 use super::radix_scatter::{load_tile_digits, write_ranked_match, RadixValues};
 use crate::cube::{
-    cube_exclusive_scan, match_counter_slots, tile_rank_match, warp_striped_pos, RadixConfig,
+    clear_shared_counters, cube_exclusive_scan, match_counter_slots, tile_rank_match,
+    warp_striped_pos, RadixConfig,
 };
 use crate::ops::{radix_digit, Add, Item};
 use cubecl::prelude::*;
@@ -147,13 +148,7 @@ pub fn radix_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
         let sbase = 1 + tile_id as usize * RADIX as usize;
         let own_status = select(tile == 0u32, INCLUSIVE, AGGREGATE);
         let hist = SharedMemory::<Atomic<u32>>::new(comptime![RADIX as usize]);
-        #[unroll]
-        for k in 0..dr {
-            let d = k * threads + t;
-            if d < RADIX {
-                hist[d as usize].store(0u32);
-            }
-        }
+        clear_shared_counters(&hist, RADIX, threads);
         sync_cube();
         #[unroll]
         for i in 0..comptime![cfg.items] {
@@ -418,13 +413,7 @@ fn digit_lookback<T: Numeric>(
         }
         if fallback > 0u32 {
             // Count the silent predecessor's digits from its keys (a full tile).
-            #[unroll]
-            for k in 0..dr {
-                let d = k * threads + t;
-                if d < RADIX {
-                    own[d as usize].store(0u32);
-                }
-            }
+            clear_shared_counters(&own, RADIX, threads);
             sync_cube();
             let pstart = (fallback - 1) * tile_len;
             #[unroll]
