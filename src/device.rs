@@ -67,8 +67,10 @@ pub(crate) fn grid_2d(cubes: u32) -> (u32, u32) {
     (cubes.div_ceil(y).max(1), y)
 }
 
-/// [`grid_2d`] as a cube count.
-pub(crate) fn cube_count_2d(cubes: u32) -> cubecl::CubeCount {
+/// The 2-D cube count of `cubes` cubes that every cubeprim launch uses: rows of at most 65535
+/// cubes, fewer than a row of cubes past the count (see `grid_2d`). A kernel recovers the linear
+/// position from `CUBE_POS`.
+pub fn cube_count_2d(cubes: u32) -> cubecl::CubeCount {
     let (x, y) = grid_2d(cubes);
     cubecl::CubeCount::Static(x, y, 1)
 }

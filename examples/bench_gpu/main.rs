@@ -41,15 +41,13 @@ fn copy_kernel<N: Size>(
 /// cube.
 pub fn launch_copy<R: Runtime>(client: &ComputeClient<R>, src: &Handle, dst: &Handle, n: usize) {
     assert_eq!(n % 4, 0, "the copy moves vectors of 4 words");
-    let cubes = (n / 4).div_ceil(256) as u32;
-    // Rows of at most 65535 cubes, as few cubes past `cubes` as possible (cubeprim's grids).
-    let y = cubes.div_ceil(65535).max(1);
-    let x = cubes.div_ceil(y).max(1);
+    // Rows of at most 65535 cubes, as few cubes past the count as possible (cubeprim's grids).
+    let count = cubeprim::device::cube_count_2d((n / 4).div_ceil(256) as u32);
     // SAFETY: both buffers hold `n` words; units past `n / 4` vectors do nothing.
     unsafe {
         copy_kernel::launch_unchecked::<R>(
             client,
-            CubeCount::Static(x, y, 1),
+            count,
             CubeDim::new_1d(256),
             4,
             ArrayArg::from_raw_parts(src.clone(), n / 4),
