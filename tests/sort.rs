@@ -286,7 +286,9 @@ fn lengths_around_tiles_and_powers_of_two() {
 }
 
 /// Forced tile shapes of the device-wide passes, with one-bit ranking (32-bit counters) and
-/// two-bit ranking (64-bit counters, where the runtime has them).
+/// two-bit ranking (64-bit counters, where the runtime has them), and 12 keys per unit as in the
+/// key-value passes' tile on large devices (512 x 12; its 512 units need 64 planes' ballot
+/// counters on lavapipe's 8-wide planes, more than its 32 KiB of shared memory).
 #[test]
 fn tuned_tiles_and_one_bit_ranking() {
     let Some(c) = client() else { return };
@@ -295,7 +297,12 @@ fn tuned_tiles_and_one_bit_ranking() {
     let n = 9000;
     let data: Vec<i32> = (0..n).map(|_| r.random_range(-100..100)).collect();
     for p in RANKINGS {
-        for (threads, items, wide_counts) in [(64, 4, false), (128, 8, false), (64, 4, true)] {
+        for (threads, items, wide_counts) in [
+            (64, 4, false),
+            (128, 8, false),
+            (64, 4, true),
+            (64, 12, false),
+        ] {
             let opts = ranked(p).tuning(SortTuning {
                 threads,
                 items,
