@@ -3,8 +3,9 @@
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
 //! [--rows-only] [--core] [--split] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
 //! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
-//! sort, the f32 argsorts and the row sort with indices only. `--split`: sorts without plane
-//! operations, i.e. tiles ranked by bit splits instead of plane ballots, for comparison.
+//! sort, the f32 argsorts, the argsort of long rows and the row sort with indices only.
+//! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
+//! ballots, for comparison.
 //! `--tile 256x16`: the tile of the device-wide passes instead of the plan's)
 //!
 //! Prints one JSON line per case. Each case is first checked on fresh random data (against the
@@ -207,6 +208,36 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                     &check,
                 );
             }
+        }
+        // Rows too long for one cube: argsort through the device-wide passes, row by row in one
+        // launch per pass (key-value tiles; every row checked against the CPU).
+        {
+            let (rows, n) = if small {
+                (4, (1usize << 18) + 5)
+            } else {
+                (8, (1 << 21) + 5)
+            };
+            let src: Vec<f32> = (0..rows * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]);
+            let idx = cubeprim::argsort(&client, &x, IndexType::U32, opts, &mut ws).unwrap();
+            let want = cpu::argsort_rows(&src, n, false);
+            let got = idx.to_vec::<u32>(&client);
+            let check = ok(if got == want {
+                Ok(())
+            } else {
+                Err("differs from the CPU".into())
+            });
+            let ms = median_ms(&client, reps, || {
+                cubeprim::argsort(&client, &x, IndexType::U32, opts, &mut ws).unwrap();
+            });
+            line(
+                "row argsort f32 stable (U32 indices), long rows",
+                &[rows, n],
+                ms,
+                8.0 * (rows * n) as f64,
+                copy_gbs,
+                &check,
+            );
         }
         // f32 sort of 2^22 (burn's built-in: 481 ms on the H200, read back to the CPU).
         if !core {
