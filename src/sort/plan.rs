@@ -26,21 +26,13 @@ const ROW_TILES: [(u32, u32); 9] = [
 ];
 /// Tiles of the device-wide passes, largest first.
 const DEVICE_TILES: [(u32, u32); 6] = [(256, 16), (256, 8), (128, 8), (64, 8), (64, 4), (32, 4)];
-/// [`DEVICE_TILES`] of passes that move 4-byte values (indices, or values of 4 bytes) with keys
-/// of at most 4 bytes, where tiles are ranked by ballots and the passes are histogram → scan →
-/// scatter. Measured on the H200 (2^28, `bench_gpu sort cuda --core --tile T`, BENCHMARKS.md,
-/// stop 14): stable f32 argsort with u32 indices 10.78 ms with 512 × 12, 10.90 with 384 × 16,
-/// 11.61 with 256 × 16, 13.26 with 384 × 20, 15.07 with 512 × 16; the keys-only u32 sort is
-/// fastest with 256 × 16 (9.01 ms, 9.99 with 512 × 12).
-const DEVICE_TILES_PAIRS: [(u32, u32); 7] = [
-    (512, 12),
-    (256, 16),
-    (256, 8),
-    (128, 8),
-    (64, 8),
-    (64, 4),
-    (32, 4),
-];
+/// The tile tried before [`DEVICE_TILES`] by passes that move 4-byte values (indices, or values
+/// of 4 bytes) with keys of at most 4 bytes, where tiles are ranked by ballots and the passes are
+/// histogram → scan → scatter. Measured on the H200 (2^28, `bench_gpu sort cuda --core --tile T`,
+/// BENCHMARKS.md, stop 14): stable f32 argsort with u32 indices 10.78 ms with 512 × 12, 10.90
+/// with 384 × 16, 11.61 with 256 × 16, 13.26 with 384 × 20, 15.07 with 512 × 16; the keys-only
+/// u32 sort is fastest with 256 × 16 (9.01 ms, 9.99 with 512 × 12).
+const PAIRS_TILE: (u32, u32) = (512, 12);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
 /// (else the plan's choice among [`ROW_TILES`]).
@@ -325,21 +317,17 @@ impl SortPlan {
                 }
                 c
             }
-            None => {
-                if pairs_tiles {
-                    &DEVICE_TILES_PAIRS[..]
-                } else {
-                    &DEVICE_TILES[..]
-                }
-            }
-            .iter()
-            .map(|&t| cfg_of(t))
-            .find(|c| c.threads >= min_threads && dev_bytes(*c) <= shared)
-            .ok_or_else(|| {
-                Error::Unsupported(format!(
-                    "no radix tile fits in the device's {shared} bytes of shared memory"
-                ))
-            })?,
+            None => pairs_tiles
+                .then_some(PAIRS_TILE)
+                .into_iter()
+                .chain(DEVICE_TILES)
+                .map(cfg_of)
+                .find(|c| c.threads >= min_threads && dev_bytes(*c) <= shared)
+                .ok_or_else(|| {
+                    Error::Unsupported(format!(
+                        "no radix tile fits in the device's {shared} bytes of shared memory"
+                    ))
+                })?,
         };
         if cfg.tile_len() > 1 << (32 - DIGIT_BITS) {
             return Err(Error::Unsupported("radix tile too large".into()));
