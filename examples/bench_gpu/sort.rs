@@ -98,6 +98,15 @@ fn ok(r: Result<(), String>) -> String {
     }
 }
 
+/// [`ok`] of a comparison with the CPU reference.
+fn same_as_cpu(same: bool) -> String {
+    ok(if same {
+        Ok(())
+    } else {
+        Err("differs from the CPU".into())
+    })
+}
+
 /// Which cases run, and the sort options of the sorts.
 #[derive(Clone, Copy)]
 struct Cases {
@@ -222,11 +231,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             let idx = cubeprim::argsort(&client, &x, IndexType::U32, opts, &mut ws).unwrap();
             let want = cpu::argsort_rows(&src, n, false);
             let got = idx.to_vec::<u32>(&client);
-            let check = ok(if got == want {
-                Ok(())
-            } else {
-                Err("differs from the CPU".into())
-            });
+            let check = same_as_cpu(got == want);
             let ms = median_ms(&client, reps, || {
                 cubeprim::argsort(&client, &x, IndexType::U32, opts, &mut ws).unwrap();
             });
@@ -247,11 +252,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             let want = cpu::sort_rows(&src, n, false);
             let got = out.to_vec::<f32>(&client);
-            let check = ok(if got == want {
-                Ok(())
-            } else {
-                Err("differs from the CPU".into())
-            });
+            let check = same_as_cpu(got == want);
             let ms = median_ms(&client, reps, || {
                 cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             });
@@ -279,11 +280,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         let gi = i.to_vec::<i64>(&client);
         let same =
             gv[..sub] == want_v[..] && gi[..sub].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
-        let check = ok(if same {
-            Ok(())
-        } else {
-            Err("differs from the CPU".into())
-        });
+        let check = same_as_cpu(same);
         let ms = median_ms(&client, reps, || {
             cubeprim::sort_with_indices(&client, &x, IndexType::I64, opts, &mut ws).unwrap();
         });
@@ -320,11 +317,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         let s = 64 * k;
         let same =
             gv[..s] == want_v[..] && gi[..s].iter().zip(&want_i).all(|(&a, &b)| a == b as i64);
-        let check = ok(if same {
-            Ok(())
-        } else {
-            Err("differs from the CPU".into())
-        });
+        let check = same_as_cpu(same);
         let ms = median_ms(&client, reps, || {
             top(&mut ws).unwrap();
         });
@@ -354,11 +347,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             .iter()
             .zip(&want)
             .all(|(&a, &b)| a == b as i64);
-        let check = ok(if same {
-            Ok(())
-        } else {
-            Err("differs from the CPU".into())
-        });
+        let check = same_as_cpu(same);
         let ms = median_ms(&client, reps, || {
             cubeprim::searchsorted(&client, &st, &qt, cubeprim::Side::Left, IndexType::I64)
                 .unwrap();
