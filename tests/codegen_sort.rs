@@ -11,7 +11,7 @@ use cubeprim_kernels::cube::RadixConfig;
 use cubeprim_kernels::device::radix_histogram::radix_histogram;
 use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
 use cubeprim_kernels::device::radix_onesweep::{radix_onesweep, OnesweepLookback};
-use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues, ScatterTiles};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::search_sorted::search_sorted;
@@ -53,13 +53,32 @@ fn define_histogram<T: Numeric>(
     b.build(s)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// [`define_scatter_tiles`] for any tile ([`ScatterTiles::Checked`]).
 fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
     name: &str,
     cfg: RadixConfig,
     device_len: bool,
     values: RadixValues,
     write_keys: bool,
+) -> KernelDefinition {
+    define_scatter_tiles::<T, VI, VO>(
+        name,
+        cfg,
+        device_len,
+        values,
+        write_keys,
+        ScatterTiles::Checked,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn define_scatter_tiles<T: Numeric, VI: Numeric, VO: Numeric>(
+    name: &str,
+    cfg: RadixConfig,
+    device_len: bool,
+    values: RadixValues,
+    write_keys: bool,
+    tiles: ScatterTiles,
 ) -> KernelDefinition {
     use radix_scatter::{_T, _VI, _VO};
     type DT = DynamicScalar<_T>;
@@ -77,8 +96,8 @@ fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
     let offsets = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let a: Vec<_> = (0..10).map(|_| u32_arg(&mut b)).collect();
-    let [n, tpr, nt, st, sd, oc, sh, bits, fl, _] = a.try_into().ok().unwrap();
+    let a: Vec<_> = (0..11).map(|_| u32_arg(&mut b)).collect();
+    let [n, tpr, nc, cpr, ft, st, sd, oc, sh, bits, fl] = a.try_into().ok().unwrap();
     radix_scatter::expand::<DT, Dvi, Dvo>(
         &mut b.scope,
         keys_in,
@@ -90,7 +109,9 @@ fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
         count,
         n,
         tpr,
-        nt,
+        nc,
+        cpr,
+        ft,
         st,
         sd,
         oc,
@@ -101,6 +122,7 @@ fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
         device_len,
         values,
         write_keys,
+        tiles,
     );
     b.build(s)
 }
@@ -374,6 +396,21 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
             });
             check_ranking(&name, cfg, &cuda, &msl);
             count += 1;
+            if cfg.plane_ops {
+                // Full tiles, the digit a constant (the third digit, descending), as CUDA runs
+                // them.
+                let name = format!("radix_scatter_{ty}_{v}_full_c{c}");
+                let tiles = ScatterTiles::Full {
+                    digit: Some((16, 8, true)),
+                };
+                let (cuda, msl) = compile_both(&name, || {
+                    define_scatter_tiles::<T, u32, u32>(
+                        &name, cfg, false, values, write_keys, tiles,
+                    )
+                });
+                check_ranking(&name, cfg, &cuda, &msl);
+                count += 1;
+            }
         }
         let name = format!("radix_scatter_{ty}_widen_c{c}");
         compile_both(&name, || {
@@ -481,22 +518,22 @@ fn onesweep_kernels<T: Numeric>(ty: &str) -> usize {
 
 #[test]
 fn sort_kernels_32_bit_keys() {
-    assert_eq!(key_type::<u32>("u32"), 39);
-    assert_eq!(key_type::<i32>("i32"), 39);
-    assert_eq!(key_type::<f32>("f32"), 39);
+    assert_eq!(key_type::<u32>("u32"), 43);
+    assert_eq!(key_type::<i32>("i32"), 43);
+    assert_eq!(key_type::<f32>("f32"), 43);
 }
 
 #[test]
 fn sort_kernels_16_bit_keys() {
-    assert_eq!(key_type::<f16>("f16"), 39);
-    assert_eq!(key_type::<bf16>("bf16"), 39);
+    assert_eq!(key_type::<f16>("f16"), 43);
+    assert_eq!(key_type::<bf16>("bf16"), 43);
 }
 
 #[test]
 fn sort_kernels_64_bit_keys() {
-    assert_eq!(key_type::<u64>("u64"), 39);
-    assert_eq!(key_type::<i64>("i64"), 39);
-    assert_eq!(key_type::<f64>("f64"), 39);
+    assert_eq!(key_type::<u64>("u64"), 43);
+    assert_eq!(key_type::<i64>("i64"), 43);
+    assert_eq!(key_type::<f64>("f64"), 43);
 }
 
 /// The selection top-k for one key type: both tiles, a small and a larger candidate tile,
@@ -570,6 +607,23 @@ fn dump() {
         ..cfg
     };
     let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();
+    let full = ScatterTiles::Full {
+        digit: Some((0, 8, false)),
+    };
+    let name = "radix_scatter_u32_keys_full";
+    let (cuda, _) = compile_both(name, || {
+        define_scatter_tiles::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, full)
+    });
+    write(name, cuda);
+    for (name, values) in [
+        ("radix_scatter_f32_iota_full", RadixValues::Iota),
+        ("radix_scatter_f32_load_full", RadixValues::Load),
+    ] {
+        let (cuda, _) = compile_both(name, || {
+            define_scatter_tiles::<f32, u32, u32>(name, cfg, false, values, true, full)
+        });
+        write(name, cuda);
+    }
     let name = "radix_scatter_u32_keys";
     let (cuda, _) = compile_both(name, || {
         define_scatter::<u32, u32, u32>(name, cfg, false, RadixValues::None, true)

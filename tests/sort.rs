@@ -321,6 +321,47 @@ fn tuned_tiles_and_one_bit_ranking() {
     assert!(matches!(e, Error::Unsupported(_)), "{e}");
 }
 
+/// The scatter kernels of full tiles with the digit as constants (CUDA's form, asked for by
+/// `const_digits`), on lengths of whole tiles and with a partial last tile: u32 keys over a bit
+/// range (two digits, the second at shift 16) ascending and descending, and an f32 argsort
+/// with special values (four digits, 4-byte indices).
+#[test]
+fn full_tiles_with_constant_digits() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(31);
+    let opts = ranked(PlaneOps::Force).const_digits(true);
+    // The argsorts' tile (4-byte indices).
+    let idx = Payload::Indices(IndexType::U32);
+    let plan = cubeprim::sort_plan(&c, &[1 << 16], DType::U32, idx, false, opts).unwrap();
+    assert!(plan.const_digits, "{plan:?}");
+    let tile = plan.cfg.tile_len() as usize;
+    for n in [3 * tile, 3 * tile + 5] {
+        let k32: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        for descending in [false, true] {
+            let mut o = opts.bits(8, 24);
+            o.descending = descending;
+            let idx =
+                cubeprim::argsort(&c, &upload(&c, &k32, &[n]), IndexType::U32, o, &mut ws).unwrap();
+            let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, descending, 8, 24)
+                .into_iter()
+                .map(i64::from)
+                .collect();
+            let got = read_idx(&c, &idx);
+            assert!(got == want, "u32 n={n} {o:?}: {}", first_diff(&got, &want));
+        }
+        let keys: Vec<f32> = special(&mut r, n);
+        let idx =
+            cubeprim::argsort(&c, &upload(&c, &keys, &[n]), IndexType::U32, opts, &mut ws).unwrap();
+        let want: Vec<i64> = cpu::argsort_rows(&keys, n, false)
+            .into_iter()
+            .map(i64::from)
+            .collect();
+        let got = read_idx(&c, &idx);
+        assert!(got == want, "argsort n={n}: {}", first_diff(&got, &want));
+    }
+}
+
 #[test]
 fn a_few_million_keys() {
     let Some(c) = client() else { return };

@@ -10,7 +10,7 @@ use cubeprim_kernels::device::fill::fill_u32;
 use cubeprim_kernels::device::radix_histogram::{radix_histogram, HISTOGRAM_GROUP};
 use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
 use cubeprim_kernels::device::radix_onesweep::radix_onesweep;
-use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues, ScatterTiles};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use half::{bf16, f16};
@@ -560,39 +560,73 @@ fn launch_scatter<R: Runtime>(
 ) {
     let data = plan.rows * plan.n;
     let out_len = plan.rows * b.out_cols as usize;
-    with_key!(key, |K| {
-        macro_rules! go {
-            ($VI:ty, $VO:ty) => {{
-                let io = pass.io_args::<R>(data, out_len, dummy);
-                unsafe {
-                    radix_scatter::launch_unchecked::<K, $VI, $VO, R>(
-                        client,
-                        SortPlan::cube_count(plan.num_tiles),
-                        CubeDim::new_1d(plan.cfg.threads),
-                        io.0,
-                        io.1,
-                        io.2,
-                        io.3,
-                        arg(offsets, plan.temp.counts_len),
-                        arg(pass.layout, pass.layout_len),
-                        arg(b.count.unwrap_or(dummy), 1),
-                        plan.n as u32,
-                        plan.tiles_per_row,
-                        plan.num_tiles,
-                        pass.in_stride,
-                        pass.strided,
-                        pass.out_cols,
-                        pass.shift,
-                        pass.bits,
-                        flip,
-                        plan.cfg,
-                        b.count.is_some(),
-                        pass.values,
-                        pass.keys_out.is_some(),
-                    )
-                }
-            }};
+    let tile_len = plan.cfg.tile_len() as usize;
+    // Full tiles of keys read with stride 1, with every output kept and the length on the host,
+    // go through the kernel built for them (no bound checks; the digit a constant where the
+    // plan says); the partial last tile of each row, if any, through the checked kernel.
+    // Ballot ranking only (the bit-split ranking has one form).
+    let full_per_row = (plan.n / tile_len) as u32;
+    let fast = plan.cfg.plane_ops
+        && b.count.is_none()
+        && pass.in_stride == 1
+        && pass.out_cols as usize == plan.n
+        && pass.bits > 0
+        && full_per_row > 0;
+    let rows = plan.rows as u32;
+    // (tiles, cubes per row, first tile of a row)
+    let mut launches = Vec::with_capacity(2);
+    if fast {
+        let full = ScatterTiles::Full {
+            digit: plan
+                .const_digits
+                .then_some((pass.shift, pass.bits, flip != 0)),
+        };
+        launches.push((full, full_per_row, 0));
+        if full_per_row < plan.tiles_per_row {
+            launches.push((ScatterTiles::Checked, 1, full_per_row));
         }
-        with_pass_values!(vk, pass, go);
-    });
+    } else {
+        launches.push((ScatterTiles::Checked, plan.tiles_per_row, 0));
+    }
+    for (tiles, cubes_per_row, first_tile) in launches {
+        let cubes = rows * cubes_per_row;
+        with_key!(key, |K| {
+            macro_rules! go {
+                ($VI:ty, $VO:ty) => {{
+                    let io = pass.io_args::<R>(data, out_len, dummy);
+                    unsafe {
+                        radix_scatter::launch_unchecked::<K, $VI, $VO, R>(
+                            client,
+                            SortPlan::cube_count(cubes),
+                            CubeDim::new_1d(plan.cfg.threads),
+                            io.0,
+                            io.1,
+                            io.2,
+                            io.3,
+                            arg(offsets, plan.temp.counts_len),
+                            arg(pass.layout, pass.layout_len),
+                            arg(b.count.unwrap_or(dummy), 1),
+                            plan.n as u32,
+                            plan.tiles_per_row,
+                            cubes,
+                            cubes_per_row,
+                            first_tile,
+                            pass.in_stride,
+                            pass.strided,
+                            pass.out_cols,
+                            pass.shift,
+                            pass.bits,
+                            flip,
+                            plan.cfg,
+                            b.count.is_some(),
+                            pass.values,
+                            pass.keys_out.is_some(),
+                            tiles,
+                        )
+                    }
+                }};
+            }
+            with_pass_values!(vk, pass, go);
+        });
+    }
 }

@@ -117,6 +117,10 @@ pub struct SortOptions {
     pub tuning: Option<SortTuning>,
     /// How rows longer than one cube are sorted.
     pub algorithm: SortAlgorithm,
+    /// Whether the scatter kernels of full tiles are built per digit, its shift, width and
+    /// direction constants (`None`: the plan's choice, on CUDA only; see
+    /// [`SortPlan::const_digits`]).
+    pub const_digits: Option<bool>,
 }
 
 /// The device-wide form of a sort (rows that fit one cube are always sorted inside it).
@@ -154,6 +158,10 @@ impl SortOptions {
     }
     pub fn tuning(mut self, t: SortTuning) -> Self {
         self.tuning = Some(t);
+        self
+    }
+    pub fn const_digits(mut self, on: bool) -> Self {
+        self.const_digits = Some(on);
         self
     }
 }

@@ -126,6 +126,20 @@ pub struct SortPlan {
     pub onesweep: Option<OnesweepPlan>,
     /// The scan of the counts, `[rows, 256 * tiles_per_row]`.
     pub counts_shape: [usize; 2],
+    /// Scatter kernels of full tiles are built per digit, its shift, width and direction
+    /// constants ([`ScatterTiles::Full`](cubeprim_kernels::device::radix_scatter::ScatterTiles)):
+    /// on CUDA, where a kernel compiles in well under a second; elsewhere one kernel serves
+    /// every digit (llvmpipe takes seconds per kernel, and a sort of 32-bit keys would compile
+    /// four). [`SortOptions::const_digits`] or `CUBEPRIM_SORT_CONST_DIGITS=1` / `=0` override
+    /// it.
+    pub const_digits: bool,
+}
+
+/// Whether full-tile scatter kernels take the digit as constants: on CUDA (`cuda`), unless
+/// `CUBEPRIM_SORT_CONST_DIGITS` says otherwise.
+fn const_digits(cuda: bool) -> bool {
+    static CONST: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    crate::device::env_u32(&CONST, "CUBEPRIM_SORT_CONST_DIGITS").map_or(cuda, |v| v != 0)
 }
 
 fn to_u32(v: usize, what: &str) -> Result<u32> {
@@ -295,6 +309,7 @@ impl SortPlan {
                 temp: TempLayout::default(),
                 onesweep: None,
                 counts_shape: [0, 0],
+                const_digits: false,
             });
         }
         let pairs_tiles = !onesweep && cfg_of((32, 1)).plane_ops && ks <= 4 && vs == 4;
@@ -430,6 +445,9 @@ impl SortPlan {
             temp,
             onesweep,
             counts_shape,
+            const_digits: opts
+                .const_digits
+                .unwrap_or_else(|| const_digits(R::name(client) == "cuda")),
         })
     }
 

@@ -139,6 +139,7 @@ pub fn radix_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
             &mut keys,
             &mut digits,
             cfg,
+            true,
         );
 
         // This tile's count of each digit, published before the ranking (CUB's early counts):
@@ -237,7 +238,8 @@ pub fn radix_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
                     state[sbase + d as usize]
                         .store(INCLUSIVE | (excl[k as usize] + cnt[k as usize]));
                 }
-                firsts[d as usize] += excl[k as usize];
+                // Minus the digit's first rank in the tile: `write_ranked_match`'s bases.
+                firsts[d as usize] += excl[k as usize] - starts[d as usize];
             }
         }
         // `write_ranked_match` syncs the cube before it reads `firsts`.
@@ -253,13 +255,13 @@ pub fn radix_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
             shift,
             bits,
             flip,
-            &starts,
             &firsts,
             row as usize * out_cols as usize,
             out_cols,
             cfg,
             values,
             write_keys,
+            true,
         );
     }
 }
