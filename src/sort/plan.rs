@@ -29,10 +29,12 @@ const DEVICE_TILES: [(u32, u32); 6] = [(256, 16), (256, 8), (128, 8), (64, 8), (
 /// The tile tried before [`DEVICE_TILES`] by passes that move 4-byte values (indices, or values
 /// of 4 bytes) with keys of at most 4 bytes, where tiles are ranked by ballots and the passes are
 /// histogram → scan → scatter. Measured on the H200 (2^28, `bench_gpu sort cuda --core --tile T`,
-/// BENCHMARKS.md, stop 14): stable f32 argsort with u32 indices 10.78 ms with 512 × 12, 10.90
-/// with 384 × 16, 11.61 with 256 × 16, 13.26 with 384 × 20, 15.07 with 512 × 16; the keys-only
-/// u32 sort is fastest with 256 × 16 (9.01 ms, 9.99 with 512 × 12).
-const PAIRS_TILE: (u32, u32) = (512, 12);
+/// BENCHMARKS.md): with the full-tile scatter kernels (stop 20), stable f32 argsort with u32
+/// indices 9.65 ms with 512 × 16, 9.96 with 256 × 20, 10.05–10.14 with 512 × 12, 10.16 with
+/// 384 × 16, 11.33 with 256 × 12; the keys-only u32 sort stays fastest with 256 × 16 (7.35–7.39
+/// ms; 7.37 with 256 × 20, 7.48 with 512 × 16). (Before them, stop 14, 512 × 16 was the slowest
+/// argsort tile, 15.07 ms, and 512 × 12 the fastest.)
+const PAIRS_TILE: (u32, u32) = (512, 16);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
 /// (else the plan's choice among [`ROW_TILES`]).
