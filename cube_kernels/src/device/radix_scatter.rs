@@ -300,7 +300,7 @@ pub fn load_tile_digits<T: Numeric>(
     for i in 0..items {
         let j = warp_striped_pos(i, items);
         let mut d = mask;
-        if in_tile(j, valid, checked) {
+        if below(j, valid, checked) {
             let key = keys_in[base + (start + j) as usize * in_stride as usize];
             keys[i as usize] = key;
             d = radix_digit::<T>(key, shift, mask, flip);
@@ -309,13 +309,13 @@ pub fn load_tile_digits<T: Numeric>(
     }
 }
 
-/// Whether tile position `j` holds a key: `j < valid`, or without `checked` (a full tile)
-/// always, with no test left in the kernel.
+/// `i < limit` where `checked`; without it (a full tile, every output kept) `true`, with no
+/// test left in the kernel.
 #[cube]
-fn in_tile(j: u32, valid: u32, #[comptime] checked: bool) -> bool {
+fn below(i: u32, limit: u32, #[comptime] checked: bool) -> bool {
     let mut inside = true;
     if comptime![checked] {
-        inside = j < valid;
+        inside = i < limit;
     }
     inside
 }
@@ -358,7 +358,7 @@ pub fn write_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
     #[unroll]
     for i in 0..items {
         let j = warp_striped_pos(i, items);
-        if in_tile(j, valid, checked) {
+        if below(j, valid, checked) {
             let at = radix_slot(ranks[i as usize]);
             keys_sh[at] = keys[i as usize];
             if comptime![values == RadixValues::Load] {
@@ -373,12 +373,12 @@ pub fn write_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
     #[unroll]
     for k in 0..items {
         let j = k * threads + t;
-        if in_tile(j, valid, checked) {
+        if below(j, valid, checked) {
             let at = radix_slot(j);
             let key = keys_sh[at];
             let d = radix_digit::<T>(key, shift, mask, flip) as usize;
             let dst = bases[d] + j;
-            if in_tile(dst, out_cols, checked) {
+            if below(dst, out_cols, checked) {
                 let o = out_row + dst as usize;
                 if comptime![write_keys] {
                     keys_out[o] = key;
