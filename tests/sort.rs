@@ -322,9 +322,9 @@ fn tuned_tiles_and_one_bit_ranking() {
 }
 
 /// The scatter kernels of full tiles with the digit as constants (CUDA's form, asked for by
-/// `const_digits`), on lengths of whole tiles and with a partial last tile: u32 keys over a bit
-/// range (two digits, the second at shift 16) ascending and descending, and an f32 argsort
-/// with special values (four digits, 4-byte indices).
+/// `const_digits`), on lengths of whole tiles and with a partial last tile: u32 keys sorted
+/// (keys only, four digits), argsorted over a bit range (two digits, the second at shift 16)
+/// ascending and descending, and an f32 argsort with special values (four digits).
 #[test]
 fn full_tiles_with_constant_digits() {
     let Some(c) = client() else { return };
@@ -338,6 +338,12 @@ fn full_tiles_with_constant_digits() {
     let tile = plan.cfg.tile_len() as usize;
     for n in [3 * tile, 3 * tile + 5] {
         let k32: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let got: Vec<u32> = cubeprim::sort(&c, &upload(&c, &k32, &[n]), opts, &mut ws)
+            .unwrap()
+            .to_vec(&c);
+        let mut want = k32.clone();
+        want.sort();
+        assert!(got == want, "sort n={n}: {}", first_diff(&got, &want));
         for descending in [false, true] {
             let mut o = opts.bits(8, 24);
             o.descending = descending;
