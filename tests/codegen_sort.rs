@@ -8,52 +8,61 @@ use crate::common::codegen;
 use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::RadixConfig;
-use cubeprim_kernels::device::radix_histogram::radix_histogram;
+use cubeprim_kernels::device::radix_histogram::{radix_histogram, PassTiles};
 use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
 use cubeprim_kernels::device::radix_onesweep::{radix_onesweep, OnesweepLookback};
-use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues, ScatterTiles};
+use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use half::{bf16, f16};
 
+/// The histogram of `tiles` reading vectors of `vec` keys (1 for [`PassTiles::Checked`]).
 fn define_histogram<T: Numeric>(
     name: &str,
     cfg: RadixConfig,
     device_len: bool,
+    tiles: PassTiles,
+    vec: usize,
 ) -> KernelDefinition {
-    use radix_histogram::_T;
+    use radix_histogram::{_N, _T};
     type DT = DynamicScalar<_T>;
+    type DN = DynamicSize<_N>;
     let (mut b, s) = settings(name, cfg.threads);
     register::<T, _T>(&mut b);
+    b.scope.register_size::<DN>(vec);
     s.address_type.register(&mut b.scope);
-    let keys = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
+    let keys = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
     let counts = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
     let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let a: Vec<_> = (0..9).map(|_| u32_arg(&mut b)).collect();
-    let [n, tpr, nt, st, sd, sh, mk, fl, _] = a.try_into().ok().unwrap();
-    radix_histogram::expand::<DT>(
+    let a: Vec<_> = (0..11).map(|_| u32_arg(&mut b)).collect();
+    let [n, tpr, ng, gpr, ft, st, sd, sh, bits, fl, _] = a.try_into().ok().unwrap();
+    radix_histogram::expand::<DT, DN>(
         &mut b.scope,
+        vec,
         keys,
         counts,
         layout,
         count,
         n,
         tpr,
-        nt,
+        ng,
+        gpr,
+        ft,
         st,
         sd,
         sh,
-        mk,
+        bits,
         fl,
         cfg,
         device_len,
+        tiles,
     );
     b.build(s)
 }
 
-/// [`define_scatter_tiles`] for any tile ([`ScatterTiles::Checked`]).
+/// [`define_scatter_tiles`] for any tile ([`PassTiles::Checked`]).
 fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
     name: &str,
     cfg: RadixConfig,
@@ -67,7 +76,7 @@ fn define_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
         device_len,
         values,
         write_keys,
-        ScatterTiles::Checked,
+        PassTiles::Checked,
     )
 }
 
@@ -78,7 +87,7 @@ fn define_scatter_tiles<T: Numeric, VI: Numeric, VO: Numeric>(
     device_len: bool,
     values: RadixValues,
     write_keys: bool,
-    tiles: ScatterTiles,
+    tiles: PassTiles,
 ) -> KernelDefinition {
     use radix_scatter::{_T, _VI, _VO};
     type DT = DynamicScalar<_T>;
@@ -380,7 +389,20 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
     for (c, &cfg) in CFGS.iter().enumerate() {
         for device_len in [false, true] {
             let name = format!("radix_histogram_{ty}_c{c}_d{}", device_len as u8);
-            compile_both(&name, || define_histogram::<T>(&name, cfg, device_len));
+            compile_both(&name, || {
+                define_histogram::<T>(&name, cfg, device_len, PassTiles::Checked, 1)
+            });
+            count += 1;
+        }
+        // Groups of full tiles read as 16-byte vectors, the digit a constant (the third,
+        // descending) and read from the arguments.
+        let vec = 16 / size_of::<T>();
+        for digit in [Some((16, 8, true)), None] {
+            let name = format!("radix_histogram_{ty}_full{}_c{c}", digit.is_some() as u8);
+            let tiles = PassTiles::Full { digit };
+            compile_both(&name, || {
+                define_histogram::<T>(&name, cfg, false, tiles, vec)
+            });
             count += 1;
         }
         let variants: [(&str, RadixValues, bool); 4] = [
@@ -400,7 +422,7 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
                 // Full tiles, the digit a constant (the third digit, descending), as CUDA runs
                 // them.
                 let name = format!("radix_scatter_{ty}_{v}_full_c{c}");
-                let tiles = ScatterTiles::Full {
+                let tiles = PassTiles::Full {
                     digit: Some((16, 8, true)),
                 };
                 let (cuda, msl) = compile_both(&name, || {
@@ -518,22 +540,22 @@ fn onesweep_kernels<T: Numeric>(ty: &str) -> usize {
 
 #[test]
 fn sort_kernels_32_bit_keys() {
-    assert_eq!(key_type::<u32>("u32"), 43);
-    assert_eq!(key_type::<i32>("i32"), 43);
-    assert_eq!(key_type::<f32>("f32"), 43);
+    assert_eq!(key_type::<u32>("u32"), 47);
+    assert_eq!(key_type::<i32>("i32"), 47);
+    assert_eq!(key_type::<f32>("f32"), 47);
 }
 
 #[test]
 fn sort_kernels_16_bit_keys() {
-    assert_eq!(key_type::<f16>("f16"), 43);
-    assert_eq!(key_type::<bf16>("bf16"), 43);
+    assert_eq!(key_type::<f16>("f16"), 47);
+    assert_eq!(key_type::<bf16>("bf16"), 47);
 }
 
 #[test]
 fn sort_kernels_64_bit_keys() {
-    assert_eq!(key_type::<u64>("u64"), 43);
-    assert_eq!(key_type::<i64>("i64"), 43);
-    assert_eq!(key_type::<f64>("f64"), 43);
+    assert_eq!(key_type::<u64>("u64"), 47);
+    assert_eq!(key_type::<i64>("i64"), 47);
+    assert_eq!(key_type::<f64>("f64"), 47);
 }
 
 /// The selection top-k for one key type: both tiles, a small and a larger candidate tile,
@@ -591,10 +613,10 @@ fn ballot_ranking_any_plane_width() {
 }
 
 /// `CUBEPRIM_DUMP=dir cargo test --test suite codegen_sort::dump` writes the CUDA C++ of the H200
-/// bench's kernels: the scatter of the u32 sort and of the f32 argsort (first pass: positions;
-/// later passes: loaded u32 indices), and the in-cube row sort of f32 with indices, on the
-/// device tile (256 units x 16 keys) with the ballot ranking; and onesweep's histogram and
-/// pass of the u32 sort.
+/// bench's kernels: the histogram (full tiles) and scatter of the u32 sort, the scatter of the
+/// f32 argsort (first pass: positions; later passes: loaded u32 indices), and the in-cube row
+/// sort of f32 with indices, on the device tile (256 units x 16 keys) with the ballot ranking;
+/// and onesweep's histogram and pass of the u32 sort.
 #[test]
 fn dump() {
     let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
@@ -607,9 +629,12 @@ fn dump() {
         ..cfg
     };
     let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();
-    let full = ScatterTiles::Full {
+    let full = PassTiles::Full {
         digit: Some((0, 8, false)),
     };
+    let name = "radix_histogram_u32_full";
+    let (cuda, _) = compile_both(name, || define_histogram::<u32>(name, cfg, false, full, 4));
+    write(name, cuda);
     let name = "radix_scatter_u32_keys_full";
     let (cuda, _) = compile_both(name, || {
         define_scatter_tiles::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, full)

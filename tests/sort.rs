@@ -368,6 +368,68 @@ fn full_tiles_with_constant_digits() {
     }
 }
 
+/// Keys-only sort of `shape` (by the bits of `opts`) against the reference.
+fn check_keys<E: TestElem + SortElement>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    data: &[E],
+    shape: &[usize],
+    opts: SortOptions,
+) {
+    let n = *shape.last().unwrap();
+    let got: Vec<E> = cubeprim::sort(c, &upload(c, data, shape), opts, ws)
+        .unwrap()
+        .to_vec(c);
+    let end = opts.end_bit.unwrap_or(8 * size_of::<E>() as u32);
+    let order = cpu::argsort_rows_bits(data, n, opts.descending, opts.begin_bit, end);
+    let want = cpu::permute_rows(data, n, &order);
+    assert!(
+        bytes_eq(&got, &want),
+        "{} {shape:?} {opts:?}: {}",
+        E::DTYPE,
+        first_diff(&got, &want)
+    );
+}
+
+/// Rows of 8 full tiles or more: each digit's histogram counts the groups of 8 full tiles
+/// through the full-tile kernel (16-byte vectors where every row starts on one: u32 by 4,
+/// f16 by 8, u64 by 2; one key at a time in rows of an odd length) and the rest of each row
+/// through the checked kernel, the digit a constant (u32, whose kernels llvmpipe compiles
+/// once per digit) or read from the arguments, with either ranking.
+#[test]
+fn full_tile_histogram_groups() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(33);
+    let opts = ranked(PlaneOps::Force).const_digits(false);
+    let plan = cubeprim::sort_plan(&c, &[1 << 20], DType::U32, Payload::None, false, opts).unwrap();
+    let tile = plan.cfg.tile_len() as usize;
+    let (one, two) = (vec![17 * tile + 3], vec![2, 9 * tile + 1]);
+    for shape in [&one, &two] {
+        let k: Vec<u32> = (0..shape.iter().product()).map(|_| r.random()).collect();
+        check_keys(&c, &mut ws, &k, shape, opts.const_digits(true));
+    }
+    let k: Vec<u32> = (0..8 * tile).map(|_| r.random()).collect();
+    check_keys(&c, &mut ws, &k, &[8 * tile], opts.descending());
+    // The split ranking's passes count full tiles the same way.
+    check_keys(&c, &mut ws, &k, &[8 * tile], ranked(PlaneOps::Off));
+    if supports(&c, DType::F16) {
+        let h: Vec<f16> = special(&mut r, one[0]);
+        check_keys(&c, &mut ws, &h, &one, opts);
+    }
+    if supports(&c, DType::U64) {
+        let w: Vec<u64> = (0..2 * two[1]).map(|_| r.random()).collect();
+        check_keys(&c, &mut ws, &w, &two, opts.bits(0, 24));
+    }
+    // Key-value tiles (f32 keys, u32 indices): two rows of 8 full tiles and a partial one.
+    let idx = Payload::Indices(IndexType::U32);
+    let plan = cubeprim::sort_plan(&c, &[1 << 20], DType::F32, idx, false, opts).unwrap();
+    let tile = plan.cfg.tile_len() as usize;
+    let shape = [2, 8 * tile + 4];
+    let keys: Vec<f32> = special(&mut r, 2 * shape[1]);
+    check_rows(&c, &mut ws, &keys, &shape, opts, IndexType::U32);
+}
+
 #[test]
 fn a_few_million_keys() {
     let Some(c) = client() else { return };

@@ -7,10 +7,10 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::fill::fill_u32;
-use cubeprim_kernels::device::radix_histogram::{radix_histogram, HISTOGRAM_GROUP};
+use cubeprim_kernels::device::radix_histogram::{radix_histogram, PassTiles, HISTOGRAM_GROUP};
 use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
 use cubeprim_kernels::device::radix_onesweep::radix_onesweep;
-use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues, ScatterTiles};
+use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use half::{bf16, f16};
@@ -31,6 +31,8 @@ pub(crate) struct KeysIn {
     pub layout: Handle,
     pub layout_len: usize,
     pub stride: u32,
+    /// Row `r` starts at key `r * n` (a contiguous view, no offset): the layout is not needed.
+    pub rows_contiguous: bool,
 }
 
 /// Runs `$go!(VI, VO)` with a pass's value types: what it reads (`VI`) and writes (`VO`): u32
@@ -344,7 +346,7 @@ fn device_wide<R: Runtime>(
             keys_in_len: if first { b.keys.len } else { data },
             layout: if first { &b.keys.layout } else { &contiguous },
             layout_len: if first { b.keys.layout_len } else { 1 },
-            strided: first as u32,
+            strided: (first && !b.keys.rows_contiguous) as u32,
             in_stride: if first { b.keys.stride } else { 1 },
             values_in: if first {
                 b.values.unwrap_or(&dummy)
@@ -374,8 +376,7 @@ fn device_wide<R: Runtime>(
             );
             continue;
         }
-        let mask = if bits == 0 { 0 } else { (1u32 << bits) - 1 };
-        launch_histogram(client, plan, key, b, &pass, &counts, mask, flip, &dummy);
+        launch_histogram(client, plan, key, b, &pass, &counts, flip, &dummy);
         scan_into(
             client,
             &counts_t,
@@ -508,6 +509,27 @@ fn launch_onesweep<R: Runtime>(
     });
 }
 
+/// Whether a pass's full tiles go through the kernels built for them ([`PassTiles::Full`]):
+/// ballot ranking (the bit-split ranking has one form), keys read with stride 1, the length on
+/// the host, every output kept, and at least one full tile per row.
+fn full_tiles(plan: &SortPlan, b: &SortBuffers<'_>, pass: &Pass<'_>) -> bool {
+    plan.cfg.plane_ops
+        && b.count.is_none()
+        && pass.in_stride == 1
+        && pass.out_cols as usize == plan.n
+        && pass.bits > 0
+        && plan.n >= plan.cfg.tile_len() as usize
+}
+
+/// The full-tile form of a pass's kernels, the digit a constant where the plan says.
+fn full_form(plan: &SortPlan, pass: &Pass<'_>, flip: u32) -> PassTiles {
+    PassTiles::Full {
+        digit: plan
+            .const_digits
+            .then_some((pass.shift, pass.bits, flip != 0)),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn launch_histogram<R: Runtime>(
     client: &ComputeClient<R>,
@@ -516,34 +538,65 @@ fn launch_histogram<R: Runtime>(
     b: &SortBuffers<'_>,
     pass: &Pass<'_>,
     counts: &Handle,
-    mask: u32,
     flip: u32,
     dummy: &Handle,
 ) {
     let cfg: RadixConfig = plan.cfg;
-    // One cube per HISTOGRAM_GROUP consecutive tiles of a row.
-    let groups = plan.rows as u32 * plan.tiles_per_row.div_ceil(HISTOGRAM_GROUP);
-    with_key!(key, |K| unsafe {
-        radix_histogram::launch_unchecked::<K, R>(
-            client,
-            SortPlan::cube_count(groups),
-            CubeDim::new_1d(cfg.threads),
-            arg(pass.keys_in, pass.keys_in_len),
-            arg(counts, plan.temp.counts_len),
-            arg(pass.layout, pass.layout_len),
-            arg(b.count.unwrap_or(dummy), 1),
-            plan.n as u32,
-            plan.tiles_per_row,
-            groups,
-            pass.in_stride,
-            pass.strided,
-            pass.shift,
-            mask,
-            flip,
-            cfg,
-            b.count.is_some(),
-        )
-    });
+    let group = HISTOGRAM_GROUP;
+    let full_groups = (plan.n / cfg.tile_len() as usize) as u32 / group;
+    // Groups of 8 full tiles through the full kernel, reading vectors of 16 bytes where every
+    // row starts on one (the temp buffers are 256-byte aligned; a layout may start rows
+    // anywhere); the rest of each row (fewer than 8 full tiles, the partial tile) through the
+    // checked kernel, one cube per 8 tiles from its first tile on.
+    let vec = 16 / key.size();
+    let aligned = pass.strided == 0 && (plan.rows == 1 || plan.n.is_multiple_of(vec));
+    let vec = if aligned && cfg.items.is_multiple_of(vec as u32) {
+        vec
+    } else {
+        1
+    };
+    let rows = plan.rows as u32;
+    // (form, vector size, groups per row, first tile of a row)
+    let mut launches = Vec::with_capacity(2);
+    let mut first = 0;
+    // The histogram's full form does not depend on the ranking or on clipped outputs.
+    let full = b.count.is_none() && pass.in_stride == 1 && pass.bits > 0;
+    if full && full_groups > 0 {
+        launches.push((full_form(plan, pass, flip), vec, full_groups, 0));
+        first = full_groups * group;
+    }
+    if first < plan.tiles_per_row {
+        let groups = (plan.tiles_per_row - first).div_ceil(group);
+        launches.push((PassTiles::Checked, 1, groups, first));
+    }
+    for (tiles, vec, groups_per_row, first_tile) in launches {
+        let groups = rows * groups_per_row;
+        with_key!(key, |K| unsafe {
+            radix_histogram::launch_unchecked::<K, R>(
+                client,
+                SortPlan::cube_count(groups),
+                CubeDim::new_1d(cfg.threads),
+                vec,
+                arg(pass.keys_in, pass.keys_in_len / vec),
+                arg(counts, plan.temp.counts_len),
+                arg(pass.layout, pass.layout_len),
+                arg(b.count.unwrap_or(dummy), 1),
+                plan.n as u32,
+                plan.tiles_per_row,
+                groups,
+                groups_per_row,
+                first_tile,
+                pass.in_stride,
+                pass.strided,
+                pass.shift,
+                pass.bits,
+                flip,
+                cfg,
+                b.count.is_some(),
+                tiles,
+            )
+        });
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -561,32 +614,21 @@ fn launch_scatter<R: Runtime>(
     let data = plan.rows * plan.n;
     let out_len = plan.rows * b.out_cols as usize;
     let tile_len = plan.cfg.tile_len() as usize;
-    // Full tiles of keys read with stride 1, with every output kept and the length on the host,
-    // go through the kernel built for them (no bound checks; the digit a constant where the
-    // plan says); the partial last tile of each row, if any, through the checked kernel.
-    // Ballot ranking only (the bit-split ranking has one form).
+    // A row's full tiles through the kernel built for them (no bound checks; the digit a
+    // constant where the plan says); the partial last tile of each row, if any, through the
+    // checked kernel.
     let full_per_row = (plan.n / tile_len) as u32;
-    let fast = plan.cfg.plane_ops
-        && b.count.is_none()
-        && pass.in_stride == 1
-        && pass.out_cols as usize == plan.n
-        && pass.bits > 0
-        && full_per_row > 0;
+    let fast = full_tiles(plan, b, pass);
     let rows = plan.rows as u32;
     // (tiles, cubes per row, first tile of a row)
     let mut launches = Vec::with_capacity(2);
     if fast {
-        let full = ScatterTiles::Full {
-            digit: plan
-                .const_digits
-                .then_some((pass.shift, pass.bits, flip != 0)),
-        };
-        launches.push((full, full_per_row, 0));
+        launches.push((full_form(plan, pass, flip), full_per_row, 0));
         if full_per_row < plan.tiles_per_row {
-            launches.push((ScatterTiles::Checked, 1, full_per_row));
+            launches.push((PassTiles::Checked, 1, full_per_row));
         }
     } else {
-        launches.push((ScatterTiles::Checked, plan.tiles_per_row, 0));
+        launches.push((PassTiles::Checked, plan.tiles_per_row, 0));
     }
     for (tiles, cubes_per_row, first_tile) in launches {
         let cubes = rows * cubes_per_row;

@@ -273,6 +273,7 @@ fn keys_in<R: Runtime>(
         layout: handle,
         layout_len: layout.len(),
         stride: to_u32(x.strides[r - 1], "stride")?,
+        rows_contiguous: x.offset == 0 && x.strides == contiguous_strides(&x.shape),
     })
 }
 

@@ -4,7 +4,7 @@
 //! ([`tile_rank_match`]) where the runtime has plane operations, else by bit splits
 //! ([`tile_sort_by_digit`]).
 
-use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
+use super::radix_histogram::{pass_digit, radix_row_base, radix_row_len, PassTiles, RADIX};
 use crate::cube::{
     match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
     warp_striped_pos, RadixConfig, DIGIT_BITS,
@@ -23,37 +23,6 @@ pub enum RadixValues {
     Iota,
 }
 
-/// What a scatter launch knows at compile time about the tiles it serves.
-#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
-pub enum ScatterTiles {
-    /// Any tile: the last tile of a row may be partial (or the row shorter than its `n`, with a
-    /// device-resident length), keys may be strided, outputs clipped to `out_cols`.
-    Checked,
-    /// Only full tiles of keys read with stride 1, every output position kept: no bound
-    /// checks. `digit`: the digit's `(shift, bits, descending)` as constants (the runtime
-    /// `shift`, `bits` and `flip` are then ignored), else read from the arguments. On the H200
-    /// a pass of the u32 sort's scatter took 1.80 ms checked, 1.47 full and 1.35 full with the
-    /// digit constant (48 registers instead of 80), in one run of the generated CUDA edited by
-    /// hand the same way (stop 20, call 3).
-    Full { digit: Option<(u32, u32, bool)> },
-}
-
-impl ScatterTiles {
-    fn is_full(&self) -> bool {
-        matches!(self, ScatterTiles::Full { .. })
-    }
-
-    /// `(shift, bits, flip)` when the digit is a constant.
-    fn const_digit(&self) -> Option<(u32, u32, u32)> {
-        match *self {
-            ScatterTiles::Full {
-                digit: Some((shift, bits, descending)),
-            } => Some((shift, bits, if descending { u32::MAX } else { 0 })),
-            _ => None,
-        }
-    }
-}
-
 /// One scatter pass. `offsets`: the exclusive scan (per row) of the counts of
 /// [`radix_histogram`](super::radix_histogram::radix_histogram), same tiling. Keys are read
 /// as the histogram reads them; values (`values_in`) from a contiguous `[rows, n]` buffer.
@@ -62,7 +31,7 @@ impl ScatterTiles {
 ///
 /// Cube `c` (of `num_cubes`) serves tile `first_tile + c % cubes_per_row` of row
 /// `c / cubes_per_row`: every tile with `cubes_per_row = tiles_per_row` and `first_tile = 0`;
-/// a row's full tiles with `tiles` [`ScatterTiles::Full`], and its partial last tile in a
+/// a row's full tiles with `tiles` [`PassTiles::Full`], and its partial last tile in a
 /// second, checked launch (`cubes_per_row = 1`, `first_tile = tiles_per_row - 1`).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -89,7 +58,7 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
     #[comptime] device_len: bool,
     #[comptime] values: RadixValues,
     #[comptime] write_keys: bool,
-    #[comptime] tiles: ScatterTiles,
+    #[comptime] tiles: PassTiles,
 ) {
     let c = CUBE_POS as u32;
     let tile_len = comptime![cfg.tile_len()];
@@ -107,15 +76,7 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
         if comptime![full] {
             in_stride = 1u32;
         }
-        let mut shift = shift;
-        let mut bits = bits;
-        let mut flip = flip;
-        if comptime![tiles.const_digit().is_some()] {
-            let (s, b, f) = comptime![tiles.const_digit().unwrap()];
-            shift = s;
-            bits = b;
-            flip = f;
-        }
+        let (shift, bits, flip) = pass_digit(shift, bits, flip, tiles);
         let base = radix_row_base(row, n, layout, strided);
         let vbase = row as usize * n as usize;
         let mut starts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
