@@ -1,17 +1,21 @@
 //! The sort family.
 //!
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
-//! [--rows-only] [--core] [--split] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
+//! [--rows-only] [--core] [--split] [--packed] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
 //! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
 //! sort, the f32 argsorts, the argsort of long rows and the row sort with indices only.
 //! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
 //! ballots, for comparison.
+//! `--packed`: also the f32 argsort as a sort of u64 keys (ordered key bits above the index)
+//! by their upper 32 bits, to compare with the key-value passes.
 //! `--tile 256x16`: the tile of the device-wide passes instead of the plan's)
 //!
 //! Prints one JSON line per case. Each case is first checked on fresh random data (against the
 //! CPU reference, or for the 2^28 cases by an O(n) check: output ordered, a stable permutation
 //! of the input), then timed: 3 warm-up calls, then `reps` (>= 20) calls each followed by a
-//! sync; the figure is the median (host wall clock, so launch overhead counts). A device copy
+//! sync; the figure is the median (host wall clock, so launch overhead counts). `ms_b2b`: the
+//! mean of `reps` calls issued back to back, one sync at the end; `ms_host`: the median time
+//! the host spends issuing one call (before its sync). A device copy
 //! (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
 
 use super::DEFAULT_RUNTIME;
@@ -21,28 +25,55 @@ use cubeprim::{DeviceTensor, IndexType, SortOptions, TopKMethod, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
-fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> f64 {
+/// A case's time: the median over `reps` calls each followed by a sync (the figure every
+/// ratio uses), and the mean of `reps` calls issued back to back with one sync at the end
+/// (`ms_b2b`: without the per-call launch latency and sync, closer to what CUDA events around
+/// the kernels measure, as the PyTorch / CuPy peers are timed).
+#[derive(Clone, Copy)]
+struct Timing {
+    median: f64,
+    b2b: f64,
+    /// Median host time of a call's launches (before its sync).
+    host: f64,
+}
+
+fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Timing {
+    let sync = || cubecl::future::block_on(client.sync()).unwrap();
     for _ in 0..3 {
         f();
     }
-    cubecl::future::block_on(client.sync()).unwrap();
-    let mut t: Vec<f64> = (0..reps)
+    sync();
+    let (mut t, mut h): (Vec<f64>, Vec<f64>) = (0..reps)
         .map(|_| {
             let s = Instant::now();
             f();
-            cubecl::future::block_on(client.sync()).unwrap();
-            s.elapsed().as_secs_f64() * 1e3
+            let issued = s.elapsed().as_secs_f64() * 1e3;
+            sync();
+            (s.elapsed().as_secs_f64() * 1e3, issued)
         })
-        .collect();
+        .unzip();
     t.sort_by(|a, b| a.total_cmp(b));
-    t[reps / 2]
+    h.sort_by(|a, b| a.total_cmp(b));
+    let s = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    sync();
+    Timing {
+        median: t[reps / 2],
+        b2b: s.elapsed().as_secs_f64() * 1e3 / reps as f64,
+        host: h[reps / 2],
+    }
 }
 
-fn line(case: &str, shape: &[usize], ms: f64, bytes: f64, copy_gbs: f64, check: &str) {
+fn line(case: &str, shape: &[usize], t: Timing, bytes: f64, copy_gbs: f64, check: &str) {
+    let ms = t.median;
     let gbs = bytes / (ms * 1e-3) / 1e9;
     let keys: usize = shape.iter().product();
     println!(
-        "{{\"case\": \"{case}\", \"shape\": {shape:?}, \"ms\": {ms:.4}, \"Gkeys_per_s\": {:.2}, \"GBps\": {gbs:.1}, \"pct_copy\": {:.1}, \"check\": \"{check}\"}}",
+        "{{\"case\": \"{case}\", \"shape\": {shape:?}, \"ms\": {ms:.4}, \"ms_b2b\": {:.4}, \"ms_host\": {:.4}, \"Gkeys_per_s\": {:.2}, \"GBps\": {gbs:.1}, \"pct_copy\": {:.1}, \"check\": \"{check}\"}}",
+        t.b2b,
+        t.host,
         keys as f64 / (ms * 1e-3) / 1e9,
         100.0 * gbs / copy_gbs
     );
@@ -113,6 +144,7 @@ struct Cases {
     small: bool,
     rows_only: bool,
     core: bool,
+    packed: bool,
     opts: SortOptions,
 }
 
@@ -121,6 +153,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         small,
         rows_only,
         core,
+        packed,
         opts,
     } = cases;
     let client = R::client(device);
@@ -134,7 +167,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     let a = client.create_from_slice(bytemuck::cast_slice(&src));
     let b = client.empty(big * 4);
     let copy_ms = median_ms(&client, reps, || super::launch_copy(&client, &a, &b, big));
-    let copy_gbs = 8.0 * big as f64 / (copy_ms * 1e-3) / 1e9;
+    let copy_gbs = 8.0 * big as f64 / (copy_ms.median * 1e-3) / 1e9;
     line(
         "copy u32 (r+w)",
         &[big],
@@ -213,6 +246,43 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                     &[big],
                     ms,
                     (4.0 + ib) * big as f64,
+                    copy_gbs,
+                    &check,
+                );
+            }
+            // The argsort's passes as one u64 key (`--packed`): the f32 key's ordered bits above
+            // its index, sorted by the upper 32 bits; the low halves are the stable argsort.
+            if packed {
+                let ordered = |x: f32| {
+                    let b = x.to_bits();
+                    if b >> 31 == 1 {
+                        !b
+                    } else {
+                        b | 0x8000_0000
+                    }
+                };
+                let words: Vec<u64> = src
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| (ordered(x) as u64) << 32 | i as u64)
+                    .collect();
+                let x = DeviceTensor::<R>::from_slice(&client, &words, &[big]);
+                let po = opts.bits(32, 64);
+                let out = cubeprim::sort(&client, &x, po, &mut ws).unwrap();
+                let got: Vec<u32> = out
+                    .to_vec::<u64>(&client)
+                    .iter()
+                    .map(|&w| w as u32)
+                    .collect();
+                let check = ok(check_argsort(&src, &got));
+                let ms = median_ms(&client, reps, || {
+                    cubeprim::sort(&client, &x, po, &mut ws).unwrap();
+                });
+                line(
+                    "sort u64 keys, bits 32..64 (argsort packed)",
+                    &[big],
+                    ms,
+                    16.0 * big as f64,
                     copy_gbs,
                     &check,
                 );
@@ -387,6 +457,7 @@ pub fn main(args: Vec<String>) {
         small: flag("--small"),
         rows_only: flag("--rows-only"),
         core: flag("--core"),
+        packed: flag("--packed"),
         opts,
     };
     match which {
