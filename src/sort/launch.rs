@@ -509,15 +509,20 @@ fn launch_onesweep<R: Runtime>(
     });
 }
 
-/// Whether a pass's full tiles go through the kernels built for them ([`PassTiles::Full`]):
-/// ballot ranking (the bit-split ranking has one form), keys read with stride 1, the length on
-/// the host, every output kept, and at least one full tile per row.
+/// Whether a pass's full tiles can be read by the kernels built for them ([`PassTiles::Full`]):
+/// keys read with stride 1, the length on the host, a digit to sort by. What the histogram
+/// needs; the scatter needs more ([`full_tiles`]).
+fn full_reads(b: &SortBuffers<'_>, pass: &Pass<'_>) -> bool {
+    b.count.is_none() && pass.in_stride == 1 && pass.bits > 0
+}
+
+/// Whether a scatter pass's full tiles go through the kernel built for them: [`full_reads`],
+/// ballot ranking (the bit-split ranking has one form), every output kept, and at least one
+/// full tile per row.
 fn full_tiles(plan: &SortPlan, b: &SortBuffers<'_>, pass: &Pass<'_>) -> bool {
-    plan.cfg.plane_ops
-        && b.count.is_none()
-        && pass.in_stride == 1
+    full_reads(b, pass)
+        && plan.cfg.plane_ops
         && pass.out_cols as usize == plan.n
-        && pass.bits > 0
         && plan.n >= plan.cfg.tile_len() as usize
 }
 
@@ -560,8 +565,7 @@ fn launch_histogram<R: Runtime>(
     let mut launches = Vec::with_capacity(2);
     let mut first = 0;
     // The histogram's full form does not depend on the ranking or on clipped outputs.
-    let full = b.count.is_none() && pass.in_stride == 1 && pass.bits > 0;
-    if full && full_groups > 0 {
+    if full_reads(b, pass) && full_groups > 0 {
         launches.push((full_form(plan, pass, flip), vec, full_groups, 0));
         first = full_groups * group;
     }
