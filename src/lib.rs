@@ -70,7 +70,7 @@ pub use select::{
     select_workspace_bytes,
 };
 pub use sort::{
-    argsort, bucketize, searchsorted, searchsorted_into, sort, sort_into, sort_pairs,
+    argsort, argsort_plan, bucketize, searchsorted, searchsorted_into, sort, sort_into, sort_pairs,
     sort_pairs_into, sort_plan, sort_with_indices, sort_workspace_bytes, top_k, top_k_into,
     top_k_into_with, top_k_with, top_k_workspace_bytes, IndexType, Payload, Side, SortAlgorithm,
     SortOptions, SortTuning, TopKMethod,

@@ -558,6 +558,44 @@ fn sort_kernels_64_bit_keys() {
     assert_eq!(key_type::<f64>("f64"), 47);
 }
 
+/// The packed argsort's first and last scatter passes (see `SortPlan::packed`), checked and on
+/// full tiles with a constant digit, with either ranking: 4-byte keys to u64 words (f32, i32,
+/// u32), u64 words to u32 or i64 indices. Its middle passes are the u64 keys-only scatter.
+#[test]
+fn packed_argsort_kernels() {
+    fn both<T: Numeric, VO: Numeric>(name: &str, values: RadixValues) -> usize {
+        let mut count = 0;
+        for (c, &cfg) in CFGS.iter().enumerate() {
+            let name = format!("{name}_c{c}");
+            let (cuda, msl) = compile_both(&name, || {
+                define_scatter::<T, u32, VO>(&name, cfg, false, values, false)
+            });
+            check_ranking(&name, cfg, &cuda, &msl);
+            count += 1;
+            if cfg.plane_ops {
+                let name = format!("{name}_full");
+                let tiles = PassTiles::Full {
+                    digit: Some((8, 8, true)),
+                };
+                let (cuda, msl) = compile_both(&name, || {
+                    define_scatter_tiles::<T, u32, VO>(&name, cfg, false, values, false, tiles)
+                });
+                check_ranking(&name, cfg, &cuda, &msl);
+                count += 1;
+            }
+        }
+        count
+    }
+    let pack = RadixValues::PackIota;
+    let low = RadixValues::LowBits;
+    let count = both::<f32, u64>("radix_scatter_f32_pack", pack)
+        + both::<i32, u64>("radix_scatter_i32_pack", pack)
+        + both::<u32, u64>("radix_scatter_u32_pack", pack)
+        + both::<u64, u32>("radix_scatter_u64_low", low)
+        + both::<u64, i64>("radix_scatter_u64_low_i64", low);
+    assert_eq!(count, 15);
+}
+
 /// The selection top-k for one key type: both tiles, a small and a larger candidate tile,
 /// u32 and i64 positions; the histogram uses shared-memory atomics.
 fn select_key_type<T: Numeric>(ty: &str) -> usize {
@@ -614,7 +652,8 @@ fn ballot_ranking_any_plane_width() {
 
 /// `CUBEPRIM_DUMP=dir cargo test --test suite codegen_sort::dump` writes the CUDA C++ of the H200
 /// bench's kernels: the histogram (full tiles) and scatter of the u32 sort, the scatter of the
-/// f32 argsort (first pass: positions; later passes: loaded u32 indices), and the in-cube row
+/// f32 argsort (first pass: positions; later passes: loaded u32 indices), the first and last
+/// passes of the packed argsort, and the in-cube row
 /// sort of f32 with indices, on the device tile (256 units x 16 keys) with the ballot ranking;
 /// and onesweep's histogram and pass of the u32 sort.
 #[test]
@@ -662,6 +701,20 @@ fn dump() {
     let name = "radix_scatter_f32_load";
     let (cuda, _) = compile_both(name, || {
         define_scatter::<f32, u32, u32>(name, cfg, false, RadixValues::Load, true)
+    });
+    write(name, cuda);
+    // The packed argsort's first and last passes (f32 keys, u32 indices).
+    let name = "radix_scatter_f32_pack_full";
+    let (cuda, _) = compile_both(name, || {
+        define_scatter_tiles::<f32, u32, u64>(name, cfg, false, RadixValues::PackIota, false, full)
+    });
+    write(name, cuda);
+    let name = "radix_scatter_u64_low_full";
+    let tiles = PassTiles::Full {
+        digit: Some((56, 8, false)),
+    };
+    let (cuda, _) = compile_both(name, || {
+        define_scatter_tiles::<u64, u32, u32>(name, cfg, false, RadixValues::LowBits, false, tiles)
     });
     write(name, cuda);
     let name = "radix_sort_rows_f32_i64";

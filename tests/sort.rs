@@ -430,6 +430,78 @@ fn full_tile_histogram_groups() {
     check_rows(&c, &mut ws, &keys, &shape, opts, IndexType::U32);
 }
 
+/// The packed argsort (indices only, keys of 4 bytes, device-wide, at least two digits: each
+/// key and its position travel as one u64 word) against the reference and against the
+/// key-value argsort it replaces, with either ranking: f32 with special values in 1-D and in
+/// rows, ascending and descending, u32 and i64 indices; i32 keys over a bit range (two
+/// digits); a strided view (the first pass reads through the row layout).
+#[test]
+fn packed_argsort() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut r = rng(35);
+    let wide = supports(&c, DType::U64);
+    for p in RANKINGS {
+        let opts = ranked(p);
+        let shape = [1 << 20];
+        let plan = cubeprim::argsort_plan(&c, &shape, DType::F32, IndexType::U32, false, opts);
+        let plan = plan.unwrap();
+        // Packed wherever the runtime has 64-bit integers; not when asked not to, nor when the
+        // sorted keys are written too.
+        assert_eq!(plan.packed, wide, "{plan:?}");
+        let off = opts.pack_indices(false);
+        let f32_ = DType::F32;
+        assert!(
+            !cubeprim::argsort_plan(&c, &shape, f32_, IndexType::U32, false, off)
+                .unwrap()
+                .packed
+        );
+        let idx = Payload::Indices(IndexType::U32);
+        assert!(
+            !cubeprim::sort_plan(&c, &shape, f32_, idx, false, opts)
+                .unwrap()
+                .packed
+        );
+        let tile = plan.cfg.tile_len() as usize;
+        let check = |ws: &mut Workspace<R>,
+                     x: &DeviceTensor<R>,
+                     want: Vec<u32>,
+                     index: IndexType,
+                     o: SortOptions| {
+            let what = format!("{:?} {:?} {index:?} {o:?}", x.shape, x.strides);
+            let want: Vec<i64> = want.into_iter().map(i64::from).collect();
+            for o in [o, o.pack_indices(false)] {
+                let got = read_idx(&c, &cubeprim::argsort(&c, x, index, o, ws).unwrap());
+                assert!(got == want, "{what} {o:?}: {}", first_diff(&got, &want));
+            }
+        };
+        for (shape, index, descending) in [
+            (vec![3 * tile + 5], IndexType::U32, false),
+            (vec![3 * tile + 5], IndexType::I64, true),
+            (vec![3, tile + 7], IndexType::U32, true),
+        ] {
+            let n = *shape.last().unwrap();
+            let keys: Vec<f32> = special(&mut r, shape.iter().product());
+            let mut o = opts;
+            o.descending = descending;
+            let want = cpu::argsort_rows(&keys, n, descending);
+            check(&mut ws, &upload(&c, &keys, &shape), want, index, o);
+        }
+        let n = 2 * tile + 1;
+        let keys: Vec<i32> = (0..n).map(|_| r.random_range(-1 << 20..1 << 20)).collect();
+        let o = opts.bits(8, 24).descending();
+        let want = cpu::argsort_rows_bits(&keys, n, true, 8, 24);
+        check(&mut ws, &upload(&c, &keys, &[n]), want, IndexType::U32, o);
+        // Two rows of `tile + 3`, the columns of a [tile + 3, 2] buffer.
+        let n = tile + 3;
+        let buf: Vec<f32> = special(&mut r, 2 * n);
+        let t = upload(&c, &buf, &[n, 2]).transpose(0, 1);
+        let data = gather_view(&buf, &t.shape, &t.strides, t.offset);
+        let want = cpu::argsort_rows(&data, n, false);
+        check(&mut ws, &t, want, IndexType::U32, opts);
+    }
+}
+
 #[test]
 fn a_few_million_keys() {
     let Some(c) = client() else { return };

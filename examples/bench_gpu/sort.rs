@@ -6,8 +6,8 @@
 //! sort, the f32 argsorts, the argsort of long rows and the row sort with indices only.
 //! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
 //! ballots, for comparison.
-//! `--packed`: also the f32 argsort as a sort of u64 keys (ordered key bits above the index)
-//! by their upper 32 bits, to compare with the key-value passes.
+//! `--packed`: also the f32 argsorts through the key-value passes (`pack_indices(false)`), to
+//! compare with the packed passes (the default).
 //! `--tile 256x16`: the tile of the device-wide passes instead of the plan's)
 //!
 //! Prints one JSON line per case. Each case is first checked on fresh random data (against the
@@ -222,12 +222,18 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 &check,
             );
         }
-        // f32 stable argsort (u32 and i64 indices).
+        // f32 stable argsort (u32 and i64 indices; with `--packed` also through the key-value
+        // passes, `SortOptions::pack_indices(false)`).
         {
             let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
             let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-            for index in [IndexType::U32, IndexType::I64] {
-                let idx = cubeprim::argsort(&client, &x, index, opts, &mut ws).unwrap();
+            let mut runs = vec![(IndexType::U32, opts), (IndexType::I64, opts)];
+            if packed {
+                let kv = opts.pack_indices(false);
+                runs.extend([(IndexType::U32, kv), (IndexType::I64, kv)]);
+            }
+            for (index, o) in runs {
+                let idx = cubeprim::argsort(&client, &x, index, o, &mut ws).unwrap();
                 let got: Vec<u32> = match index {
                     IndexType::U32 => idx.to_vec::<u32>(&client),
                     IndexType::I64 => idx
@@ -238,51 +244,19 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 };
                 let check = ok(check_argsort(&src, &got));
                 let ms = median_ms(&client, reps, || {
-                    cubeprim::argsort(&client, &x, index, opts, &mut ws).unwrap();
+                    cubeprim::argsort(&client, &x, index, o, &mut ws).unwrap();
                 });
                 let ib = if index == IndexType::U32 { 4.0 } else { 8.0 };
+                let form = if o.pack_indices == Some(false) {
+                    ", key-value passes"
+                } else {
+                    ""
+                };
                 line(
-                    &format!("argsort f32 stable ({index:?} indices)"),
+                    &format!("argsort f32 stable ({index:?} indices{form})"),
                     &[big],
                     ms,
                     (4.0 + ib) * big as f64,
-                    copy_gbs,
-                    &check,
-                );
-            }
-            // The argsort's passes as one u64 key (`--packed`): the f32 key's ordered bits above
-            // its index, sorted by the upper 32 bits; the low halves are the stable argsort.
-            if packed {
-                let ordered = |x: f32| {
-                    let b = x.to_bits();
-                    if b >> 31 == 1 {
-                        !b
-                    } else {
-                        b | 0x8000_0000
-                    }
-                };
-                let words: Vec<u64> = src
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &x)| (ordered(x) as u64) << 32 | i as u64)
-                    .collect();
-                let x = DeviceTensor::<R>::from_slice(&client, &words, &[big]);
-                let po = opts.bits(32, 64);
-                let out = cubeprim::sort(&client, &x, po, &mut ws).unwrap();
-                let got: Vec<u32> = out
-                    .to_vec::<u64>(&client)
-                    .iter()
-                    .map(|&w| w as u32)
-                    .collect();
-                let check = ok(check_argsort(&src, &got));
-                let ms = median_ms(&client, reps, || {
-                    cubeprim::sort(&client, &x, po, &mut ws).unwrap();
-                });
-                line(
-                    "sort u64 keys, bits 32..64 (argsort packed)",
-                    &[big],
-                    ms,
-                    16.0 * big as f64,
                     copy_gbs,
                     &check,
                 );

@@ -60,7 +60,7 @@ pub(crate) fn sort_rows(
     } else {
         ValueKind::None
     };
-    let plan = SortPlan::new(&client, total / n, n, key, vk, false, opts).ok()?;
+    let plan = SortPlan::new(&client, total / n, n, key, vk, values, false, opts).ok()?;
     if plan.route != Route::InCube {
         return None;
     }

@@ -40,6 +40,8 @@ pub(crate) struct KeysIn {
 macro_rules! with_pass_values {
     ($vk:expr, $pass:expr, $go:ident) => {
         match $vk {
+            // The packed argsort's first pass: u32 positions staged, u64 words written.
+            _ if $pass.values == RadixValues::PackIota => $go!(u32, u64),
             ValueKind::None => $go!(u32, u32),
             ValueKind::Indices(_) if $pass.widen => $go!(u32, i64),
             ValueKind::Indices(_) => $go!(u32, u32),
@@ -254,8 +256,10 @@ fn device_wide<R: Runtime>(
     let data = plan.rows * plan.n;
     let counts = sub(&temp, t.counts, 4 * t.counts_len);
     let offsets = sub(&temp, t.offsets, 4 * t.counts_len);
-    let ks = key.size();
-    let vs = vk.pass_bytes();
+    // The packed argsort's passes after the first read u64 words (`SortPlan::packed`).
+    let packed = plan.packed;
+    let ks = if packed { 8 } else { key.size() };
+    let vs = if packed { 0 } else { vk.pass_bytes() };
     let key_tmp: Vec<Handle> = (0..2)
         .map(|i| {
             if plan.passes > 1 {
@@ -337,9 +341,21 @@ fn device_wide<R: Runtime>(
             (s, DIGIT_BITS.min(plan.end_bit - s))
         };
         let first = p == 0;
+        // The packed argsort: pass 0 writes the u64 words to `key_tmp[0]` as its values,
+        // pass `p` of the others reads `key_tmp[(p - 1) % 2]`, the middle ones write
+        // `key_tmp[p % 2]`, the last writes only the indices. Its passes after the first sort
+        // u64 words ascending by their upper half, the direction already in them.
+        let words = packed && !first;
+        let (key, flip, shift) = if words {
+            (DType::U64, 0, shift + 32)
+        } else {
+            (key, flip, shift)
+        };
         let pass = Pass {
             keys_in: if first {
                 &b.keys.handle
+            } else if packed {
+                &key_tmp[((p - 1) % 2) as usize]
             } else {
                 key_dst(p - 1).expect("intermediate keys")
             },
@@ -353,9 +369,22 @@ fn device_wide<R: Runtime>(
             } else {
                 val_dst(p - 1)
             },
-            keys_out: key_dst(p),
-            values_out: val_dst(p),
+            keys_out: if packed {
+                (!first && p != p_last).then(|| &key_tmp[(p % 2) as usize])
+            } else {
+                key_dst(p)
+            },
+            values_out: if packed && first {
+                &key_tmp[0]
+            } else if packed {
+                b.values_out.unwrap_or(&dummy)
+            } else {
+                val_dst(p)
+            },
             values: match vk {
+                _ if packed && first => RadixValues::PackIota,
+                _ if packed && p == p_last => RadixValues::LowBits,
+                _ if packed => RadixValues::None,
                 ValueKind::None => RadixValues::None,
                 ValueKind::Indices(_) if first => RadixValues::Iota,
                 _ => RadixValues::Load,

@@ -121,6 +121,9 @@ pub struct SortOptions {
     /// direction constants (`None`: the plan's choice, on CUDA only; see
     /// [`SortPlan::const_digits`]).
     pub const_digits: Option<bool>,
+    /// Whether a device-wide argsort of 4-byte keys moves each key and its index as one u64
+    /// word (`None`: wherever it applies; see [`SortPlan::packed`]).
+    pub pack_indices: Option<bool>,
 }
 
 /// The device-wide form of a sort (rows that fit one cube are always sorted inside it).
@@ -164,6 +167,10 @@ impl SortOptions {
         self.const_digits = Some(on);
         self
     }
+    pub fn pack_indices(mut self, on: bool) -> Self {
+        self.pack_indices = Some(on);
+        self
+    }
 }
 
 /// Rows and row length of a sort along the last axis of `shape`.
@@ -175,7 +182,8 @@ fn rows_of(shape: &[usize]) -> Result<(usize, usize)> {
 }
 
 /// Workspace bytes of a sort of a tensor of `shape` (along its last axis) with `payload`;
-/// `len_on_device`: the length will be a [`Len::Device`] count (1-D only).
+/// `len_on_device`: the length will be a [`Len::Device`] count (1-D only). With indices, enough
+/// for both an argsort and a sort with indices (their plans differ: [`SortPlan::packed`]).
 pub fn sort_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -188,11 +196,18 @@ pub fn sort_workspace_bytes<R: Runtime>(
     if rows * n == 0 {
         return Ok(0);
     }
-    Ok(sort_plan(client, shape, key, payload, len_on_device, opts)?.workspace_bytes())
+    let bytes = sort_plan(client, shape, key, payload, len_on_device, opts)?.workspace_bytes();
+    Ok(match payload {
+        Payload::Indices(i) => {
+            bytes.max(argsort_plan(client, shape, key, i, len_on_device, opts)?.workspace_bytes())
+        }
+        _ => bytes,
+    })
 }
 
-/// The plan of a sort of a tensor of `shape` (arguments as [`sort_workspace_bytes`]): route,
-/// tile and ranking (`cfg.plane_ops`: ranked by plane ballots), for tests and benchmarks.
+/// The plan of a sort of a tensor of `shape` that writes the sorted keys (arguments as
+/// [`sort_workspace_bytes`]): route, tile and ranking (`cfg.plane_ops`: ranked by plane
+/// ballots), for tests and benchmarks.
 pub fn sort_plan<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -202,7 +217,39 @@ pub fn sort_plan<R: Runtime>(
     opts: SortOptions,
 ) -> Result<SortPlan> {
     let (rows, n) = rows_of(shape)?;
-    SortPlan::new(client, rows, n, key, payload.kind(), len_on_device, opts)
+    SortPlan::new(
+        client,
+        rows,
+        n,
+        key,
+        payload.kind(),
+        true,
+        len_on_device,
+        opts,
+    )
+}
+
+/// The plan of an argsort (indices only) of a tensor of `shape`, as [`sort_plan`].
+pub fn argsort_plan<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    key: DType,
+    index: IndexType,
+    len_on_device: bool,
+    opts: SortOptions,
+) -> Result<SortPlan> {
+    let (rows, n) = rows_of(shape)?;
+    let payload = Payload::Indices(index);
+    SortPlan::new(
+        client,
+        rows,
+        n,
+        key,
+        payload.kind(),
+        false,
+        len_on_device,
+        opts,
+    )
 }
 
 /// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).
@@ -359,6 +406,7 @@ fn sort_impl<R: Runtime>(
         n,
         keys.dtype,
         payload.kind(),
+        keys_out.is_some(),
         device_len,
         opts,
     )?;

@@ -135,6 +135,14 @@ pub struct SortPlan {
     /// four). [`SortOptions::const_digits`] or `CUBEPRIM_SORT_CONST_DIGITS=1` / `=0` override
     /// it.
     pub const_digits: bool,
+    /// The packed argsort (indices without the sorted keys, keys of 4 bytes, at least two
+    /// passes, histogram → scan → scatter, 64-bit integers on the runtime): the first pass
+    /// writes each key as the u64 word `ordered key << 32 | position`
+    /// ([`RadixValues::PackIota`](cubeprim_kernels::device::radix_scatter::RadixValues)),
+    /// the middle passes sort those words as u64 keys, and the last writes their lower halves
+    /// (the indices). One 8-byte word moves per key instead of a key and an index, and the
+    /// tile is that of 8-byte keys only. [`SortOptions::pack_indices`] overrides it.
+    pub packed: bool,
 }
 
 /// Whether full-tile scatter kernels take the digit as constants: on CUDA (`cuda`), unless
@@ -229,6 +237,7 @@ impl SortPlan {
         n: usize,
         key: DType,
         values: ValueKind,
+        keys_out: bool,
         device_len: bool,
         opts: SortOptions,
     ) -> Result<Self> {
@@ -276,13 +285,26 @@ impl SortPlan {
         // Onesweep applies where tiles are ranked by ballots (plane widths permitting) and rows
         // are shorter than the 30-bit counts of its look-back state.
         let onesweep = onesweep_wanted(opts.algorithm) && n < MAX_ROW && cfg_of((32, 1)).plane_ops;
+        // Device-wide passes of a packed argsort move one u64 word per key (`packed`).
+        let packed = opts.pack_indices.unwrap_or(true)
+            && !keys_out
+            && matches!(values, ValueKind::Indices(_))
+            && ks == 4
+            && passes >= 2
+            && !onesweep
+            && wide_counts;
+        let (dks, dvs) = if packed { (8, 0) } else { (ks, vs) };
         let dev_bytes = |c: RadixConfig| {
             let extra = if onesweep {
                 onesweep_extra_shared_bytes(c.threads)
             } else {
                 0
             };
-            radix_slots(c.tile_len()) * (ks + vs) + rank_bytes(c) + 8 * RADIX as usize + 256 + extra
+            radix_slots(c.tile_len()) * (dks + dvs)
+                + rank_bytes(c)
+                + 8 * RADIX as usize
+                + 256
+                + extra
         };
         let fits = |c: &RadixConfig| {
             c.threads >= min_threads
@@ -312,9 +334,10 @@ impl SortPlan {
                 onesweep: None,
                 counts_shape: [0, 0],
                 const_digits: false,
+                packed: false,
             });
         }
-        let pairs_tiles = !onesweep && cfg_of((32, 1)).plane_ops && ks <= 4 && vs == 4;
+        let pairs_tiles = !onesweep && cfg_of((32, 1)).plane_ops && dks <= 4 && dvs == 4;
         let cfg = match opts.tuning {
             Some(t) => {
                 let c = RadixConfig {
@@ -416,9 +439,9 @@ impl SortPlan {
         let data = rows * n;
         let (mut keys, mut vals) = ([0; 2], [0; 2]);
         if passes > 1 {
-            keys = [region(ks * data), region(ks * data)];
-            if vs > 0 {
-                vals = [region(vs * data), region(vs * data)];
+            keys = [region(dks * data), region(dks * data)];
+            if dvs > 0 {
+                vals = [region(dvs * data), region(dvs * data)];
             }
         }
         let temp = TempLayout {
@@ -450,6 +473,7 @@ impl SortPlan {
             const_digits: opts
                 .const_digits
                 .unwrap_or_else(|| const_digits(R::name(client) == "cuda")),
+            packed,
         })
     }
 

@@ -9,7 +9,7 @@ use crate::cube::{
     match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
     warp_striped_pos, RadixConfig, DIGIT_BITS,
 };
-use crate::ops::radix_digit;
+use crate::ops::{ordered_key32, radix_digit};
 use cubecl::prelude::*;
 
 /// Where a pass's values come from.
@@ -21,6 +21,21 @@ pub enum RadixValues {
     Load,
     /// The key's position in its row (argsort's first pass).
     Iota,
+    /// The packed argsort's first pass (keys of 4 bytes, no keys written): each key's value is
+    /// the u64 word `(ordered key ^ flip) << 32 | position in its row` (`VO` = u64). The
+    /// passes after it sort these words as u64 keys by their upper half, ascending.
+    PackIota,
+    /// The packed argsort's last pass: the keys are [`PackIota`](Self::PackIota)'s u64 words,
+    /// and each one's value is its lower half, the position (no keys written).
+    LowBits,
+}
+
+impl RadixValues {
+    /// Whether the pass stages a value per key in shared memory (read or made from the
+    /// position); [`LowBits`](Self::LowBits) takes its value from the key.
+    pub fn staged(self) -> bool {
+        matches!(self, Self::Load | Self::Iota | Self::PackIota)
+    }
 }
 
 /// One scatter pass. `offsets`: the exclusive scan (per row) of the counts of
@@ -315,19 +330,14 @@ pub fn write_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
     let has_values = comptime![values != RadixValues::None];
     let mask = (1u32 << bits) - 1u32;
     let mut keys_sh = SharedMemory::<T>::new(slots);
-    let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
+    let mut vals_sh = SharedMemory::<VI>::new(comptime![if values.staged() { slots } else { 1 }]);
     #[unroll]
     for i in 0..items {
         let j = warp_striped_pos(i, items);
         if below(j, valid, checked) {
             let at = radix_slot(ranks[i as usize]);
             keys_sh[at] = keys[i as usize];
-            if comptime![values == RadixValues::Load] {
-                vals_sh[at] = values_in[vbase + (start + j) as usize];
-            }
-            if comptime![values == RadixValues::Iota] {
-                vals_sh[at] = VI::cast_from(start + j);
-            }
+            stage_value::<VI>(values_in, &mut vals_sh, at, vbase, start + j, values);
         }
     }
     sync_cube();
@@ -345,7 +355,7 @@ pub fn write_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
                     keys_out[o] = key;
                 }
                 if comptime![has_values] {
-                    values_out[o] = VO::cast_from(vals_sh[at]);
+                    values_out[o] = pass_value::<T, VI, VO>(key, &vals_sh, at, flip, values);
                 }
             }
         }
@@ -384,7 +394,7 @@ fn scatter_ranked_split<T: Numeric, VI: Numeric, VO: Numeric>(
     let has_values = comptime![values != RadixValues::None];
     let mask = (1u32 << bits) - 1u32;
     let mut keys_sh = SharedMemory::<T>::new(slots);
-    let mut vals_sh = SharedMemory::<VI>::new(comptime![if has_values { slots } else { 1 }]);
+    let mut vals_sh = SharedMemory::<VI>::new(comptime![if values.staged() { slots } else { 1 }]);
     let mut xch = SharedMemory::<u32>::new(slots);
     let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
     let mut scan_i = SharedMemory::<u32>::new(1usize);
@@ -394,12 +404,7 @@ fn scatter_ranked_split<T: Numeric, VI: Numeric, VO: Numeric>(
         let i = start + j;
         if j < valid {
             keys_sh[radix_slot(j)] = keys_in[base + i as usize * in_stride as usize];
-            if comptime![values == RadixValues::Load] {
-                vals_sh[radix_slot(j)] = values_in[vbase + i as usize];
-            }
-            if comptime![values == RadixValues::Iota] {
-                vals_sh[radix_slot(j)] = VI::cast_from(i);
-            }
+            stage_value::<VI>(values_in, &mut vals_sh, radix_slot(j), vbase, i, values);
         }
     }
     sync_cube();
@@ -456,9 +461,52 @@ fn scatter_ranked_split<T: Numeric, VI: Numeric, VO: Numeric>(
                     keys_out[o] = keys_sh[src];
                 }
                 if comptime![has_values] {
-                    values_out[o] = VO::cast_from(vals_sh[src]);
+                    let key = keys_sh[src];
+                    values_out[o] = pass_value::<T, VI, VO>(key, &vals_sh, src, flip, values);
                 }
             }
         }
     }
+}
+
+/// Stages the value of the key at position `pos` of its row in `vals_sh[at]`: read from
+/// `values_in` (`Load`), or the position itself (`Iota`, `PackIota`); nothing otherwise.
+#[cube]
+fn stage_value<VI: Numeric>(
+    values_in: &Array<VI>,
+    vals_sh: &mut SharedMemory<VI>,
+    at: usize,
+    vbase: usize,
+    pos: u32,
+    #[comptime] values: RadixValues,
+) {
+    if comptime![values == RadixValues::Load] {
+        vals_sh[at] = values_in[vbase + pos as usize];
+    } else if comptime![values == RadixValues::Iota || values == RadixValues::PackIota] {
+        vals_sh[at] = VI::cast_from(pos);
+    }
+}
+
+/// The value written with `key` (see [`RadixValues`]): the staged `vals_sh[at]` converted to
+/// `VO`; under `PackIota` the u64 `(ordered(key) ^ flip) << 32 | vals_sh[at]`; under
+/// `LowBits` the lower half of the u64 key.
+#[cube]
+#[allow(unused_assignments)] // every comptime branch assigns `v`
+pub fn pass_value<T: Numeric, VI: Numeric, VO: Numeric>(
+    key: T,
+    vals_sh: &SharedMemory<VI>,
+    at: usize,
+    flip: u32,
+    #[comptime] values: RadixValues,
+) -> VO {
+    let mut v = VO::from_int(0);
+    if comptime![values == RadixValues::PackIota] {
+        let hi = u64::cast_from(ordered_key32::<T>(key) ^ flip);
+        v = VO::cast_from((hi << 32u64) | u64::cast_from(vals_sh[at]));
+    } else if comptime![values == RadixValues::LowBits] {
+        v = VO::cast_from(u32::cast_from(u64::reinterpret(key) & 0xffff_ffffu64));
+    } else {
+        v = VO::cast_from(vals_sh[at]);
+    }
+    v
 }
