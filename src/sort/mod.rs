@@ -12,6 +12,8 @@
 //!   exclusive scan of the `[row, digit, tile]` counts (the scan engine) → a stable scatter
 //!   that ranks each tile in the cube. Every pass is a plain kernel: nothing waits on another
 //!   cube, so no runtime can hang, and the work per unit is bounded whatever the length.
+//!   An argsort of 4-byte keys (indices only) packs each key and its position into one u64
+//!   word in its first pass and unpacks the positions in its last ([`SortPlan::packed`]).
 //!
 //! Tiles are ranked by plane ballots where the runtime has plane operations (eight ballots per
 //! key find the lanes with the same digit; per-plane digit counters and one cube scan give the
