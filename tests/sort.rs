@@ -434,7 +434,8 @@ fn full_tile_histogram_groups() {
 /// key and its position travel as one u64 word) against the reference and against the
 /// key-value argsort it replaces, with either ranking: f32 with special values in 1-D and in
 /// rows, ascending and descending, u32 and i64 indices; i32 keys over a bit range (two
-/// digits); a strided view (the first pass reads through the row layout).
+/// digits); a strided view (the first pass reads through the row layout); a device-resident
+/// length, in a workspace of the size `sort_workspace_bytes` gives for indices.
 #[test]
 fn packed_argsort() {
     let Some(c) = client() else { return };
@@ -499,6 +500,34 @@ fn packed_argsort() {
         let data = gather_view(&buf, &t.shape, &t.strides, t.offset);
         let want = cpu::argsort_rows(&data, n, false);
         check(&mut ws, &t, want, IndexType::U32, opts);
+        // A device-resident length, into a fixed workspace of the size asked for indices
+        // (enough for the packed plan, whose tile differs from the sort with indices').
+        let cap = 2 * tile + 3;
+        let keys: Vec<f32> = special(&mut r, cap);
+        let x = upload(&c, &keys, &[cap]);
+        let idx = Payload::Indices(IndexType::U32);
+        let bytes = cubeprim::sort_workspace_bytes(&c, &[cap], f32_, idx, true, opts).unwrap();
+        let mut fixed = Workspace::with_capacity(&c, bytes);
+        for count in [tile as u32 + 5, cap as u32 + 9] {
+            let cnt = upload(&c, &[count], &[1]);
+            let out = DeviceTensor::<R>::empty(&c, &[cap], DType::U32);
+            let len = Len::Device {
+                count: &cnt,
+                capacity: cap,
+            };
+            cubeprim::sort_into(&c, &x, None, Some(&out), len, opts, &mut fixed).unwrap();
+            let m = (count as usize).min(cap);
+            let want: Vec<i64> = cpu::argsort_rows(&keys[..m], m, false)
+                .into_iter()
+                .map(i64::from)
+                .collect();
+            let got = read_idx(&c, &out);
+            assert!(
+                got[..m] == want[..],
+                "{p:?} count {count}: {}",
+                first_diff(&got[..m], &want)
+            );
+        }
     }
 }
 
