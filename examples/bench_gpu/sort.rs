@@ -263,7 +263,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             }
         }
         // Rows too long for one cube: argsort through the device-wide passes, row by row in one
-        // launch per pass (key-value tiles; every row checked against the CPU).
+        // launch per pass (the packed argsort; every row checked against the CPU).
         {
             let (rows, n) = if small {
                 (4, (1usize << 18) + 5)
