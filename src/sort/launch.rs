@@ -1,6 +1,6 @@
 //! Dtype dispatch and the kernel launches of the sort family.
 
-use super::plan::{Route, SelectPlan, SortPlan, ValueKind};
+use super::plan::{pass_bytes, Route, SelectPlan, SortPlan, ValueKind};
 use crate::scan::{scan_into, ScanOp, ScanOptions};
 use crate::{DType, DeviceTensor, Result, Workspace};
 use cubecl::prelude::*;
@@ -256,10 +256,11 @@ fn device_wide<R: Runtime>(
     let data = plan.rows * plan.n;
     let counts = sub(&temp, t.counts, 4 * t.counts_len);
     let offsets = sub(&temp, t.offsets, 4 * t.counts_len);
-    // The packed argsort's passes after the first read u64 words (`SortPlan::packed`).
     let packed = plan.packed;
-    let ks = if packed { 8 } else { key.size() };
-    let vs = if packed { 0 } else { vk.pass_bytes() };
+    // A packed argsort writes no sorted keys: its passes ping-pong its u64 words through the
+    // key buffers.
+    debug_assert!(!packed || b.keys_out.is_none());
+    let (ks, vs) = pass_bytes(packed, key, vk);
     let key_tmp: Vec<Handle> = (0..2)
         .map(|i| {
             if plan.passes > 1 {
@@ -341,10 +342,10 @@ fn device_wide<R: Runtime>(
             (s, DIGIT_BITS.min(plan.end_bit - s))
         };
         let first = p == 0;
-        // The packed argsort: pass 0 writes the u64 words to `key_tmp[0]` as its values,
-        // pass `p` of the others reads `key_tmp[(p - 1) % 2]`, the middle ones write
-        // `key_tmp[p % 2]`, the last writes only the indices. Its passes after the first sort
-        // u64 words ascending by their upper half, the direction already in them.
+        // The packed argsort: pass 0 writes its u64 words as its values, to where the keys of
+        // pass 0 would go; the passes after it read and write them as keys (the last writes
+        // only the indices), sorting them ascending by their upper half, the direction
+        // already in them.
         let words = packed && !first;
         let (key, flip, shift) = if words {
             (DType::U64, 0, shift + 32)
@@ -354,8 +355,6 @@ fn device_wide<R: Runtime>(
         let pass = Pass {
             keys_in: if first {
                 &b.keys.handle
-            } else if packed {
-                &key_tmp[((p - 1) % 2) as usize]
             } else {
                 key_dst(p - 1).expect("intermediate keys")
             },
@@ -369,15 +368,9 @@ fn device_wide<R: Runtime>(
             } else {
                 val_dst(p - 1)
             },
-            keys_out: if packed {
-                (!first && p != p_last).then(|| &key_tmp[(p % 2) as usize])
-            } else {
-                key_dst(p)
-            },
+            keys_out: if packed && first { None } else { key_dst(p) },
             values_out: if packed && first {
-                &key_tmp[0]
-            } else if packed {
-                b.values_out.unwrap_or(&dummy)
+                key_dst(p).expect("intermediate keys")
             } else {
                 val_dst(p)
             },

@@ -152,6 +152,17 @@ fn const_digits(cuda: bool) -> bool {
     crate::device::env_u32(&CONST, "CUBEPRIM_SORT_CONST_DIGITS").map_or(cuda, |v| v != 0)
 }
 
+/// Bytes of the keys and of the values a device-wide pass moves between passes: the packed
+/// argsort's u64 words ([`SortPlan::packed`]) and nothing besides, else the key and
+/// [`ValueKind::pass_bytes`].
+pub(crate) fn pass_bytes(packed: bool, key: DType, values: ValueKind) -> (usize, usize) {
+    if packed {
+        (8, 0)
+    } else {
+        (key.size(), values.pass_bytes())
+    }
+}
+
 fn to_u32(v: usize, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
 }
@@ -261,7 +272,6 @@ impl SortPlan {
         let min_threads = if plane_ops { plane.max(32) } else { 32 };
         let shared = client.properties().hardware.max_shared_memory_size;
         let ks = key.size();
-        let vs = values.pass_bytes();
         let wide_counts = crate::supports_dtype(client, DType::U64);
         let cfg_of = |tile: (u32, u32)| radix_config(client, tile, plane_ops, wide_counts);
         // Shared bytes of the ranking: the ballot ranking's counters and scan scratch, or the
@@ -293,7 +303,7 @@ impl SortPlan {
             && passes >= 2
             && !onesweep
             && wide_counts;
-        let (dks, dvs) = if packed { (8, 0) } else { (ks, vs) };
+        let (dks, dvs) = pass_bytes(packed, key, values);
         let dev_bytes = |c: RadixConfig| {
             let extra = if onesweep {
                 onesweep_extra_shared_bytes(c.threads)
