@@ -234,6 +234,7 @@ fn cuda_source_of_the_row_sort() {
                     plane_min: 32,
                     plane_max: 32,
                     plane_sync: true,
+                    ptx_ballot: false,
                 };
                 let v = RowSortVariant {
                     key,

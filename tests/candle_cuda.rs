@@ -499,6 +499,7 @@ fn nvrtc_compiles_the_row_sort() {
                         plane_min: 32,
                         plane_max: 32,
                         plane_sync: true,
+                        ptx_ballot: false,
                     },
                     indexed,
                     write_keys,

@@ -351,6 +351,7 @@ const CFGS: [RadixConfig; 2] = [
         plane_min: 32,
         plane_max: 32,
         plane_sync: false,
+        ptx_ballot: false,
     },
     RadixConfig {
         threads: 256,
@@ -360,26 +361,65 @@ const CFGS: [RadixConfig; 2] = [
         plane_min: 32,
         plane_max: 32,
         plane_sync: true,
+        ptx_ballot: false,
     },
 ];
 
 /// The ballot ranking (plane operations) uses ballots, and plane barriers where the runtime
 /// has them; the split ranking neither.
 fn check_ranking(name: &str, cfg: RadixConfig, cuda: &str, msl: &str) {
-    assert_eq!(
-        cuda.contains("__ballot_sync"),
-        cfg.plane_ops,
-        "{name}: ballots in CUDA C++"
-    );
+    if cfg.ptx_ballot {
+        check_ptx_ballots(name, cfg, cuda);
+    } else {
+        assert!(!cuda.contains("#define"), "{name}: a directive in CUDA C++");
+        assert_eq!(
+            cuda.contains("__ballot_sync"),
+            cfg.plane_ops,
+            "{name}: ballots in CUDA C++"
+        );
+    }
+    // (Only CUDA takes the PTX form, whose carriers are shuffles in other languages.)
     assert_eq!(
         msl.contains("simd_ballot"),
-        cfg.plane_ops,
+        cfg.plane_ops && !cfg.ptx_ballot,
         "{name}: ballots in MSL"
     );
     assert_eq!(
         cuda.contains("__syncwarp"),
         cfg.plane_ops && cfg.plane_sync,
         "{name}: plane barriers in CUDA C++"
+    );
+}
+
+/// CUB's PTX ballots (`RadixConfig::ptx_ballot`): each chunk of keys the ranking walks defines
+/// `__shfl_sync` as the inline PTX, at the start of a line, and undefines it after; between the
+/// two lie the chunk's eight carriers (one per digit bit) and no plain ballot. If cubecl
+/// stopped writing multi-line comments verbatim, the directives would be lost and the carriers
+/// would be plain shuffles: this catches it without a GPU.
+fn check_ptx_ballots(name: &str, cfg: RadixConfig, cuda: &str) {
+    let (mut defined, mut defines, mut undefines, mut carriers) = (false, 0, 0, 0);
+    for line in cuda.lines() {
+        if line.starts_with("#define __shfl_sync(mask_, v_, lane_) ") {
+            assert!(!defined, "{name}: defined twice");
+            assert!(
+                line.contains("vote.sync.ballot.b32 %0, p, 0xffffffff; @!p not.b32 %0, %0;"),
+                "{name}: {line}"
+            );
+            (defined, defines) = (true, defines + 1);
+        } else if line.starts_with("#undef __shfl_sync") {
+            assert!(defined, "{name}: undefined before defined");
+            (defined, undefines) = (false, undefines + 1);
+        } else if defined {
+            assert!(!line.contains("__ballot_sync"), "{name}: a ballot: {line}");
+            carriers += line.matches("__shfl_sync(").count();
+        }
+    }
+    assert!(!defined, "{name}: left defined");
+    assert_eq!((defines, undefines), (cfg.items, cfg.items), "{name}");
+    assert_eq!(
+        carriers,
+        8 * cfg.items as usize,
+        "{name}: one per digit bit and key"
     );
 }
 
@@ -639,6 +679,7 @@ fn ballot_ranking_any_plane_width() {
         plane_min: 8,
         plane_max: 128,
         plane_sync: false,
+        ptx_ballot: false,
     };
     let name = "radix_scatter_u32_iota_w4";
     let (cuda, msl) = compile_both(name, || {
@@ -650,12 +691,92 @@ fn ballot_ranking_any_plane_width() {
     check_ranking(name, cfg, &cuda, &msl);
 }
 
+/// The ballot ranking with CUB's PTX ballots (CUDA, 32-lane planes) in every kernel that ranks
+/// by ballots: the device-wide scatters (checked and full tiles, keys with loaded, packed or
+/// low-bit values), onesweep's pass, and the in-cube row sort (whose other form tests digit
+/// bits through masks).
+#[test]
+fn ptx_ballot_kernels() {
+    let cfg = RadixConfig {
+        ptx_ballot: true,
+        ..CFGS[1]
+    };
+    let full = |shift| PassTiles::Full {
+        digit: Some((shift, 8, false)),
+    };
+    let mut sources = vec![];
+    let name = "radix_scatter_u32_keys_ptx";
+    sources.push(compile_both(name, || {
+        define_scatter::<u32, u32, u32>(name, cfg, true, RadixValues::None, true)
+    }));
+    let name = "radix_scatter_u32_keys_full_ptx";
+    sources.push(compile_both(name, || {
+        define_scatter_tiles::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, full(8))
+    }));
+    let name = "radix_scatter_f32_load_full_ptx";
+    sources.push(compile_both(name, || {
+        define_scatter_tiles::<f32, u32, u32>(name, cfg, false, RadixValues::Load, true, full(0))
+    }));
+    let name = "radix_scatter_f32_pack_full_ptx";
+    sources.push(compile_both(name, || {
+        define_scatter_tiles::<f32, u32, u64>(
+            name,
+            cfg,
+            false,
+            RadixValues::PackIota,
+            false,
+            full(0),
+        )
+    }));
+    let name = "radix_scatter_u64_low_full_ptx";
+    sources.push(compile_both(name, || {
+        define_scatter_tiles::<u64, u32, u32>(
+            name,
+            cfg,
+            false,
+            RadixValues::LowBits,
+            false,
+            full(56),
+        )
+    }));
+    let lb = OnesweepLookback {
+        spins: 1024,
+        steps: 8,
+        plain_reads: true,
+    };
+    let name = "radix_onesweep_u32_keys_ptx";
+    sources.push(compile_both(name, || {
+        define_onesweep::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, lb)
+    }));
+    for (rows_cfg, tag) in [
+        (cfg, "256x16"),
+        (
+            RadixConfig {
+                threads: 64,
+                items: 4,
+                ..cfg
+            },
+            "64x4",
+        ),
+    ] {
+        let name = format!("radix_sort_rows_f32_i64_ptx_{tag}");
+        let (cuda, msl) = compile_both(&name, || {
+            define_rows::<f32, i64>(&name, rows_cfg, true, true)
+        });
+        check_ranking(&name, rows_cfg, &cuda, &msl);
+    }
+    for (i, (cuda, msl)) in sources.iter().enumerate() {
+        check_ranking(&format!("variant {i}"), cfg, cuda, msl);
+    }
+}
+
 /// `CUBEPRIM_DUMP=dir cargo test --test suite codegen_sort::dump` writes the CUDA C++ of the H200
 /// bench's kernels: the histogram (full tiles) and scatter of the u32 sort, the scatter of the
 /// f32 argsort (first pass: positions; later passes: loaded u32 indices), the first and last
 /// passes of the packed argsort, and the in-cube row
-/// sort of f32 with indices, on the device tile (256 units x 16 keys) with the ballot ranking;
-/// and onesweep's histogram and pass of the u32 sort.
+/// sort of f32 with indices, on the device tile (256 units x 16 keys) with the ballot ranking
+/// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_PTX_BALLOT=0`); and onesweep's histogram
+/// and pass of the u32 sort.
 #[test]
 fn dump() {
     let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
@@ -665,6 +786,7 @@ fn dump() {
     let cfg = CFGS[1];
     let cfg = RadixConfig {
         wide_counts: false,
+        ptx_ballot: std::env::var("CUBEPRIM_PTX_BALLOT").as_deref() != Ok("0"),
         ..cfg
     };
     let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();

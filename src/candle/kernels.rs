@@ -284,8 +284,11 @@ pub fn radix_sort_rows_source(v: &RowSortVariant, target: Target) -> Result<Kern
             reason: "not a sort key".into(),
         });
     }
+    // CUB's PTX ballots exist in CUDA C++ only.
+    let mut v = *v;
+    v.cfg.ptx_ballot &= matches!(target, Target::Cuda);
     compile(
-        with_dtype!(v.key, |K, _A| define_radix_sort_rows::<K>(v)),
+        with_dtype!(v.key, |K, _A| define_radix_sort_rows::<K>(&v)),
         target,
     )
 }

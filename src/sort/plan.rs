@@ -235,7 +235,20 @@ fn radix_config<R: Runtime>(
         plane_min,
         plane_max,
         plane_sync: client.features().plane.contains(Plane::Sync),
+        ptx_ballot: plane_ops
+            && widths_ok
+            && plane_min == 32
+            && plane_max == 32
+            && R::name(client) == "cuda"
+            && ptx_ballot_wanted(),
     }
+}
+
+/// Whether CUDA's ballot rankings use CUB's inline PTX (`RadixConfig::ptx_ballot`): yes unless
+/// `CUBEPRIM_PTX_BALLOT=0` (a testing knob, to measure both forms in one process).
+fn ptx_ballot_wanted() -> bool {
+    static PTX: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    crate::device::env_u32(&PTX, "CUBEPRIM_PTX_BALLOT") != Some(0)
 }
 
 impl SortPlan {
@@ -378,6 +391,15 @@ impl SortPlan {
                         "no radix tile fits in the device's {shared} bytes of shared memory"
                     ))
                 })?,
+        };
+        // CUB's PTX ballots where no values travel between the passes (keys only, and the
+        // packed argsort). On the H200 (stop 23, same calls) they took the u32 sort of 2^28
+        // from 7.15-7.19 to 6.56-6.60 ms and the packed argsort (u32 indices) from 8.81-8.84
+        // to 8.57-8.66, but the key-value passes (512 x 16 tile) from 9.30-9.34 to
+        // 9.87-10.06.
+        let cfg = RadixConfig {
+            ptx_ballot: cfg.ptx_ballot && dvs == 0,
+            ..cfg
         };
         if cfg.tile_len() > 1 << (32 - DIGIT_BITS) {
             return Err(Error::Unsupported("radix tile too large".into()));

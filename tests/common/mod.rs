@@ -19,21 +19,25 @@
 pub mod codegen;
 
 use cubecl::prelude::*;
-use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use cubeprim::cpu::{self, ScanElement};
 use cubeprim::{DType, DeviceTensor, Element, ScanOp, ScanOptions, Workspace};
 use half::{bf16, f16};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-pub type R = WgpuRuntime;
+/// The runtime of the kernel tests: wgpu (lavapipe in CI), or CUDA with the feature
+/// `test-cuda` (the suite built for the H200).
+#[cfg(not(feature = "test-cuda"))]
+pub type R = cubecl::wgpu::WgpuRuntime;
+#[cfg(feature = "test-cuda")]
+pub type R = cubecl::cuda::CudaRuntime;
 pub type Client = cubecl::client::ComputeClient<R>;
 
-/// The wgpu device (lavapipe in CI). Under `CI=true` a missing device fails the test; elsewhere
-/// the test is skipped with a message.
+/// The device of [`R`] (lavapipe in CI). Under `CI=true` a missing device fails the test;
+/// elsewhere the test is skipped with a message.
 pub fn client() -> Option<Client> {
     let got = std::panic::catch_unwind(|| {
-        let c = WgpuRuntime::client(&WgpuDevice::default());
+        let c = R::client(&Default::default());
         let _ = c.properties();
         c
     });

@@ -39,6 +39,10 @@ pub struct RadixConfig {
     /// counter updates with one per chunk of keys. Without, it relies on the plane running its
     /// lanes in step, as every subgroup of a WGSL runtime does in uniform control flow.
     pub plane_sync: bool,
+    /// CUDA with 32-lane planes: each ballot of the ranking is CUB's inline PTX, which keeps
+    /// the lanes whose digit bit equals this unit's in one `vote` and a predicated `not`
+    /// ([`tile_rank_match`](super::tile_rank_match)). Never set for another runtime.
+    pub ptx_ballot: bool,
 }
 
 impl RadixConfig {

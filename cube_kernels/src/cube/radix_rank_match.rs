@@ -113,9 +113,34 @@ pub fn tile_rank_match(
         for k in 0..words {
             lanes[k as usize] = plane_lanes[k as usize];
         }
+        if comptime![cfg.ptx_ballot] {
+            // CUDA only: until the `#undef` below, every `__shfl_sync(mask, v, lane)` that
+            // cubecl writes becomes CUB's `MatchAny` step in inline PTX: a ballot of `v != 0`
+            // and, where `v` is 0, a predicated `not` (the lanes whose bit equals this unit's).
+            // cubecl 0.10 has no inline assembly, and its multi-line comments are written as
+            // `/* .. */` verbatim: that is how the directive gets into the source. The shuffle
+            // is only its carrier, chosen because it takes the u32 `d & bit` as it is. On the
+            // H200 (stop 23) the u32 sort of 2^28 took 6.56 ms this way against 7.18 with
+            // cubecl's ballots; with `__ballot_sync` of the bool as the carrier (a conversion
+            // back to a predicate), 7.39-7.43 against 7.28. `codegen_sort` checks that the
+            // CUDA source carries the directive around every carrier.
+            comment!(
+                "*/\n#define __shfl_sync(mask_, v_, lane_) ([](const unsigned int x_) { unsigned int r_; asm(\"{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.ballot.b32 %0, p, 0xffffffff; @!p not.b32 %0, %0; }\" : \"=r\"(r_) : \"r\"(x_)); return r_; }(v_))\n/*"
+            );
+        }
         #[unroll]
         for b in 0..8u32 {
-            if comptime![mask_tests] {
+            if comptime![cfg.ptx_ballot] {
+                // The lanes whose bit equals this unit's, through the `#define` above (32-lane
+                // planes: one word). With `mask_tests`, the mask is a value the compiler cannot
+                // fold, as below.
+                let mut one = u32::new(1);
+                if comptime![mask_tests] {
+                    one = plane_lanes[0] & 1u32;
+                }
+                let matching = plane_shuffle(d & (one << b), 0u32);
+                lanes[0] &= matching;
+            } else if comptime![mask_tests] {
                 // `plane_lanes[0] & 1` is 1, as a value the compiler cannot fold: the test
                 // stays `d & mask`, which ptxas turns into predicates set straight from the
                 // digit (`R2P`: three instructions per ballot), where a literal mask is
@@ -148,6 +173,9 @@ pub fn tile_rank_match(
                     lanes[k as usize] &= ballot[k as usize] ^ other;
                 }
             }
+        }
+        if comptime![cfg.ptx_ballot] {
+            comment!("*/\n#undef __shfl_sync\n/*");
         }
         let mut below = 0u32;
         let mut count = 0u32;
