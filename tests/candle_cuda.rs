@@ -480,13 +480,14 @@ fn short_row_sorts_on_candles_stream_match_the_cpu() {
 }
 
 /// NVRTC compiles the one-cube row sort the candle adapter launches itself, for every key
-/// dtype and output form, with the tile the sort plan picks on CUDA.
+/// dtype and output form, with the tile the sort plan picks on CUDA, with CUB's PTX ballots
+/// (the plan's choice on CUDA) and without.
 #[test]
 fn nvrtc_compiles_the_row_sort() {
     use cubeprim::candle::kernels::{radix_sort_rows_source, RowSortVariant, RADIX_SORT_ROWS};
     use cubeprim_kernels::cube::RadixConfig;
     let mut count = 0;
-    for cfg in [(256, 16), (64, 4)] {
+    for (cfg, ptx_ballot) in [((256, 16), true), ((256, 16), false), ((64, 4), true)] {
         for key in CUDA_DTYPES {
             for (indexed, write_keys) in [(true, true), (true, false), (false, true)] {
                 let v = RowSortVariant {
@@ -499,17 +500,18 @@ fn nvrtc_compiles_the_row_sort() {
                         plane_min: 32,
                         plane_max: 32,
                         plane_sync: true,
-                        ptx_ballot: false,
+                        ptx_ballot,
                     },
                     indexed,
                     write_keys,
                 };
                 let src = radix_sort_rows_source(&v, Target::Cuda).unwrap();
+                assert_eq!(src.source.contains("vote.sync.ballot.b32"), ptx_ballot);
                 let ptx = compile_ptx(&src.source, (9, 0)).unwrap_or_else(|e| panic!("{v:?}: {e}"));
                 assert!(ptx.to_src().contains(&format!(".entry {RADIX_SORT_ROWS}")));
                 count += 1;
             }
         }
     }
-    assert_eq!(count, 2 * 7 * 3);
+    assert_eq!(count, 3 * 7 * 3);
 }
