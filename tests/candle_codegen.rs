@@ -263,3 +263,31 @@ fn cuda_source_of_the_row_sort() {
     }
     assert_eq!(count, 2 * 7 * 3);
 }
+
+/// CUB's PTX ballots reach the row sort's CUDA C++ only: with `ptx_ballot` set (as the sort plan
+/// sets it on CUDA), the CUDA source carries the `#define` and the MSL keeps its plain ballots.
+#[test]
+fn ptx_ballots_in_cuda_only() {
+    use cubeprim::candle::kernels::{radix_sort_rows_source, RowSortVariant};
+    use cubeprim_kernels::cube::RadixConfig;
+    let v = RowSortVariant {
+        key: DType::F32,
+        cfg: RadixConfig {
+            threads: 256,
+            items: 16,
+            plane_ops: true,
+            wide_counts: true,
+            plane_min: 32,
+            plane_max: 32,
+            plane_sync: true,
+            ptx_ballot: true,
+        },
+        indexed: true,
+        write_keys: true,
+    };
+    let cuda = radix_sort_rows_source(&v, Target::Cuda).unwrap().source;
+    assert_eq!(cuda.matches("\n#define __shfl_sync(").count(), 16);
+    let msl = radix_sort_rows_source(&v, Target::Msl).unwrap().source;
+    assert!(!msl.contains("#define"));
+    assert!(msl.contains("simd_ballot"));
+}
