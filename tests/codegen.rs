@@ -307,6 +307,13 @@ fn dump() {
         define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, lookback(true), false)
     });
     std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
+    // The same tile reading its prefix from `prefixes` (reduce-then-scan's last pass): the
+    // look-back scan's time without the look-back.
+    let name = "scan_rows_f32_add_prefixed";
+    let (cuda, _) = compile_both(name, || {
+        define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, ScanMode::Prefixed, false)
+    });
+    std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
 }
 
 /// The lines of a source as a sorted multiset, with shared-memory offsets dropped: declarations

@@ -58,9 +58,22 @@ fn lanes_below_in_word(k: u32) -> u32 {
 }
 
 /// Shared-memory counters of [`tile_rank_match`]: 256 per plane, for the most planes a cube of
-/// `cfg.threads` units can have (`threads / plane_min`), padded like [`radix_slot`].
+/// `cfg.threads` units can have (`threads / plane_min`), padded like [`radix_slot`], after
+/// [`COUNTER_LEAD`] unused words.
 pub fn match_counter_slots(cfg: &RadixConfig) -> usize {
-    radix_slots(RADIX * (cfg.threads / cfg.plane_min.max(1)).max(1))
+    COUNTER_LEAD as usize + radix_slots(RADIX * (cfg.threads / cfg.plane_min.max(1)).max(1))
+}
+
+/// Words left unused before the first counter (one 128-byte line), so that no counter sits at
+/// byte 0 of the cube's shared memory. cubecl places the shared arrays in a different order in
+/// every process; when the counters came first, NVRTC compiled the row sort to 126 registers
+/// instead of 80 and it ran 9-10 % slower on the H200 (see BENCHMARKS.md, stop 24).
+pub const COUNTER_LEAD: u32 = 32;
+
+/// The word of counter `c` (see [`COUNTER_LEAD`]).
+#[cube]
+fn counter_slot(c: u32) -> usize {
+    COUNTER_LEAD as usize + radix_slot(c)
 }
 
 /// Ranks the tile by digit, stably (tiles of at most 2^24 keys). `digits`: the unit's `items`
@@ -93,7 +106,7 @@ pub fn tile_rank_match(
     let per = RADIX / PLANE_DIM;
     let own = UNIT_POS * per;
     for k in 0..per {
-        counters[radix_slot(own + k)] = 0u32;
+        counters[counter_slot(own + k)] = 0u32;
     }
     sync_cube();
 
@@ -193,7 +206,7 @@ pub fn tile_rank_match(
                 found = 1u32;
             }
         }
-        let at = radix_slot(d * planes + plane);
+        let at = counter_slot(d * planes + plane);
         let mut old = 0u32;
         if below == 0u32 {
             old = counters[at];
@@ -212,7 +225,7 @@ pub fn tile_rank_match(
 
     let mut sum = 0u32;
     for k in 0..per {
-        sum += counters[radix_slot(own + k)];
+        sum += counters[counter_slot(own + k)];
     }
     let cs = cube_exclusive_scan::<u32, Add>(
         count_item::<u32>(sum),
@@ -224,7 +237,7 @@ pub fn tile_rank_match(
     );
     let mut run = cs.exclusive.value;
     for k in 0..per {
-        let at = radix_slot(own + k);
+        let at = counter_slot(own + k);
         let c = counters[at];
         counters[at] = run;
         run += c;
@@ -235,7 +248,7 @@ pub fn tile_rank_match(
     for i in 0..items {
         let r = ranks[i as usize];
         ranks[i as usize] =
-            (r & 0xff_ffffu32) + counters[radix_slot((r >> 24u32) * planes + plane)];
+            (r & 0xff_ffffu32) + counters[counter_slot((r >> 24u32) * planes + plane)];
     }
     if comptime![write_starts] {
         let rounds = comptime![RADIX.div_ceil(cfg.threads)];
@@ -243,7 +256,7 @@ pub fn tile_rank_match(
         for r in 0..rounds {
             let d = r * comptime![cfg.threads] + UNIT_POS;
             if d < RADIX {
-                starts[d as usize] = counters[radix_slot(d * planes)];
+                starts[d as usize] = counters[counter_slot(d * planes)];
             }
         }
     }
