@@ -141,6 +141,8 @@ fn tile(mode: ScanMode, variant: usize, indexed: bool, plane_ops: bool) -> TileC
         plane_ops,
         // The look-back parks unindexed tiles in shared memory.
         stage: matches!(mode, ScanMode::Lookback { .. }) && !indexed,
+        // Asynchronous copies are CUDA's alone: see `lookback_async_copy_cuda`.
+        async_copy: false,
     }
 }
 
@@ -293,6 +295,7 @@ fn dump() {
             Some((a.parse().ok()?, b.parse().ok()?))
         })
         .unwrap_or(cubeprim::scan::LONG_TILE);
+    let stage = std::env::var("CUBEPRIM_DUMP_STAGE").as_deref() != Ok("0");
     let cfg = TileConfig {
         threads,
         vectors_per_thread: vpt,
@@ -300,20 +303,65 @@ fn dump() {
         exclusive: false,
         indexed: false,
         plane_ops: true,
-        stage: std::env::var("CUBEPRIM_DUMP_STAGE").as_deref() != Ok("0"),
+        stage,
+        // CUBEPRIM_DUMP_ASYNC=1: with asynchronous copies (`ScanTuning::async_copy`).
+        async_copy: stage && std::env::var("CUBEPRIM_DUMP_ASYNC").as_deref() == Ok("1"),
+    };
+    let mode = ExecutionMode::Unchecked;
+    // The plan's look-back on CUDA: plain polling loads, tiles by position, SPINS_CUDA.
+    let plan_lookback = ScanMode::Lookback {
+        window: 32,
+        windows: cubeprim::scan::WINDOWS,
+        spins: cubeprim::scan::SPINS_CUDA,
+        plain_reads: true,
+        plane_max: 32,
+        ordered: true,
     };
     let name = "scan_rows_f32_add_lookback";
-    let (cuda, _) = compile_both(name, || {
-        define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, lookback(true), false)
-    });
+    let cuda = cuda_source(
+        define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, plan_lookback, false),
+        mode,
+    );
     std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
     // The same tile reading its prefix from `prefixes` (reduce-then-scan's last pass): the
     // look-back scan's time without the look-back.
     let name = "scan_rows_f32_add_prefixed";
-    let (cuda, _) = compile_both(name, || {
-        define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, ScanMode::Prefixed, false)
-    });
+    let cuda = cuda_source(
+        define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, ScanMode::Prefixed, false),
+        mode,
+    );
     std::fs::write(format!("{dir}/{name}.cu"), cuda).unwrap();
+}
+
+/// The staged look-back tile with asynchronous copies (CUDA sm_80+), as the plan picks it for
+/// sums and extrema of 4- and 8-byte types: the copies are 16-byte `cp.async`s completed on a
+/// cube barrier, inclusive and exclusive, for `f32` and `i64` (CUDA C++ only: no other
+/// target has them).
+#[test]
+fn lookback_async_copy_cuda() {
+    fn one<T: Numeric, O: ScanOp>(name: &str, vec: usize, exclusive: bool) {
+        let cfg = TileConfig {
+            exclusive,
+            async_copy: true,
+            ..tile(lookback(true), 0, false, true)
+        };
+        let cuda = cuda_source(
+            define_scan_rows::<T, T, i32, O>(name, vec, cfg, lookback(true), false),
+            ExecutionMode::Unchecked,
+        );
+        assert!(cuda.contains(name), "{name}: kernel not named");
+        assert!(
+            cuda.contains("__cp_async_shared_global<16>"),
+            "{name}: no 16-byte asynchronous copy"
+        );
+        assert!(
+            cuda.contains("__cp_async_arrive"),
+            "{name}: copies not committed"
+        );
+    }
+    one::<f32, Add>("scan_rows_f32_add_async", 4, false);
+    one::<f32, Max>("scan_rows_f32_max_async_excl", 4, true);
+    one::<i64, Add>("scan_rows_i64_add_async", 2, false);
 }
 
 /// The lines of a source as a sorted multiset, with shared-memory offsets dropped: declarations

@@ -410,6 +410,7 @@ fn reduce_rows_all_ops() {
                         indexed: false,
                         plane_ops,
                         stage: false,
+                        async_copy: false,
                     };
                     let name = format!(
                         "reduce_rows_{name0}_v{vec}_p{}_d{}",

@@ -1090,6 +1090,7 @@ fn eager_fallback_gives_the_same_bits() {
         // The fallback reduces other tiles while the cube's own tile is parked in shared
         // memory.
         stage: true,
+        async_copy: true,
     };
     // One vector per unit: the staged tile combines in the unstaged order, so the patient
     // unstaged run must give the same bits. Four vectors per unit: staged both times (the
@@ -1302,6 +1303,7 @@ fn staged_tiles() {
             windows: 8,
             spins: 16,
             stage: true,
+            async_copy: true,
         });
     for (shape, op) in [
         (&[3usize, 9000][..], ScanOp::Sum),

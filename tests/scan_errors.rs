@@ -291,6 +291,7 @@ fn oversized_tile_is_refused() {
         windows: 8,
         spins: 16,
         stage: true,
+        async_copy: true,
     };
     // 256 × 64 f32 per tile: 64 KiB of rake buffer alone.
     let o = d.tuning(tuning(256, 64));

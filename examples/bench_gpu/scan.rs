@@ -320,6 +320,7 @@ fn run<R: Runtime>(
                 windows,
                 spins,
                 stage,
+                async_copy: true,
             })
         };
         let big = vec![1usize << 28];
@@ -400,6 +401,15 @@ fn run<R: Runtime>(
         return;
     }
     let lb = d.algorithm(ScanAlgorithm::DecoupledLookback);
+    // The plan's long tile with asynchronous copies (CUDA sm_80+; plain loads elsewhere).
+    let lb_async = lb.tuning(cubeprim::ScanTuning {
+        threads: cubeprim::scan::LONG_TILE.0,
+        vectors_per_thread: cubeprim::scan::LONG_TILE.1,
+        windows: cubeprim::scan::WINDOWS,
+        spins: cubeprim::scan::SPINS_CUDA,
+        stage: true,
+        async_copy: true,
+    });
     let rts = d.algorithm(ScanAlgorithm::ReduceThenScan);
     let f32_ = DType::F32;
     for (name, shape, op, dt, o, idx, reps) in [
@@ -427,6 +437,15 @@ fn run<R: Runtime>(
             ScanOp::Sum,
             f32_,
             lb,
+            false,
+            20,
+        ),
+        (
+            "cumsum f32 1-D (look-back, async copies)",
+            vec![1 << 28],
+            ScanOp::Sum,
+            f32_,
+            lb_async,
             false,
             20,
         ),
@@ -558,7 +577,7 @@ fn run<R: Runtime>(
         ),
     ] {
         // --quick: the target cases only (for a second runtime in the same call).
-        let target = (name == "cumsum f32 1-D (look-back)" && shape == [1 << 28])
+        let target = (name.starts_with("cumsum f32 1-D (look-back") && shape == [1 << 28])
             || (name == "cumsum f32 rows" && shape != [65536, 1024] && shape != [64, 65536])
             || name == "cummax f32 rows + indices";
         if quick && !target {

@@ -19,7 +19,7 @@ use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 
 pub use launch::supports_dtype;
-pub use plan::{tile_len, DeviceLimits, ScanPlan, LONG_TILE, SPINS, WINDOWS};
+pub use plan::{tile_len, DeviceLimits, ScanPlan, LONG_TILE, SPINS, SPINS_CUDA, WINDOWS};
 
 /// The scan operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,6 +86,11 @@ pub struct ScanTuning {
     /// Park look-back tiles in shared memory between load and write (where it fits; never
     /// with indices). See `TileConfig::stage` in the kernel crate.
     pub stage: bool,
+    /// Load staged tiles with asynchronous copies where the device has them (CUDA sm_80+)
+    /// and the tile allows (see `TileConfig::async_copy`). Off unless a tuning asks: the
+    /// H200 measured them from 5 % faster to 7 % slower than plain loads, depending on the
+    /// shared-memory layout cubecl picks per process (BENCHMARKS.md, stop 25).
+    pub async_copy: bool,
 }
 
 impl ScanOptions {

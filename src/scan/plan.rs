@@ -48,6 +48,9 @@ pub struct DeviceLimits {
     /// A CUDA device: the look-back polls with plain loads (atomic loads are read-modify-writes
     /// there) and waits longer ([`SPINS_CUDA`]).
     pub cuda: bool,
+    /// Asynchronous global-to-shared copies (CUDA sm_80+, cubecl's `features.copy_async`):
+    /// staged look-back tiles of the input's own type load through them.
+    pub copy_async: bool,
 }
 
 impl DeviceLimits {
@@ -57,6 +60,8 @@ impl DeviceLimits {
         max_shared_bytes: 48 * 1024,
         plane_ops: true,
         cuda: true,
+        // Not assumed: candle's device may predate sm_80.
+        copy_async: false,
     };
     /// Apple GPUs: 32-wide SIMD groups, 32 KiB of threadgroup memory.
     pub const METAL: Self = Self {
@@ -64,6 +69,7 @@ impl DeviceLimits {
         max_shared_bytes: 32 * 1024,
         plane_ops: true,
         cuda: false,
+        copy_async: false,
     };
 
     /// The limits of `client`'s device.
@@ -74,6 +80,7 @@ impl DeviceLimits {
             max_shared_bytes: hw.max_shared_memory_size,
             plane_ops: client.features().plane.contains(Plane::Ops),
             cuda: R::name(client) == "cuda",
+            copy_async: client.features().copy_async,
         }
     }
 }
@@ -252,9 +259,10 @@ impl ScanPlan {
                 indexed,
                 plane_ops,
                 stage,
+                async_copy: stage,
             };
             cfg.shared_bytes(acc)
-                + cfg.stage_len(vec) * acc
+                + cfg.stage_bytes(vec, acc)
                 + lookback_shared_bytes(WINDOW.min(threads), windows, plane_ops, plane_max_k, acc)
                 + 4
                 + 16 * 16
@@ -307,6 +315,17 @@ impl ScanPlan {
             && !indexed
             && opts.tuning.map(|t| t.stage).unwrap_or(true)
             && footprint_staged(threads, vpt, true) <= shared_limit;
+        // Asynchronous copies only when asked for (`ScanTuning::async_copy`): on the H200 the
+        // 1-D scan with them ran 0.559–0.629 ms depending on where cubecl placed the kernel's
+        // shared arrays (one order per process), against 0.589 with plain loads in every
+        // order (BENCHMARKS.md, stop 25). The stage holds accumulators: copied straight from
+        // the input where they are its own type, in 4-, 8- or 16-byte vectors, read forwards.
+        let async_copy = stage
+            && limits.copy_async
+            && opts.tuning.is_some_and(|t| t.async_copy)
+            && dtype.accumulator_size() == dtype.size()
+            && !opts.reverse
+            && matches!(vec * dtype.size(), 4 | 8 | 16);
         let cfg = TileConfig {
             threads,
             vectors_per_thread: vpt,
@@ -315,6 +334,7 @@ impl ScanPlan {
             indexed,
             plane_ops,
             stage,
+            async_copy,
         };
         let tiles_per_row = n_vec.div_ceil(cfg.tile_vectors()).max(1);
         let num_tiles = to_u32(rows * tiles_per_row as usize, "tile count")?;

@@ -18,6 +18,12 @@ pub struct TileConfig {
     /// the raking buffer it saves let more cubes share a streaming multiprocessor, so more
     /// tiles' loads are in flight while others wait in the look-back. Not with `indexed`.
     pub stage: bool,
+    /// With `stage`: copy the tile from global to shared memory with asynchronous copies
+    /// (CUDA `cp.async`, sm_80+: cubecl's `features.copy_async`), which hold no registers, so
+    /// a unit has its whole share of the tile in flight at once. Only where the stage holds
+    /// the input's own type (accumulator = input type), vectors of 4, 8 or 16 bytes, and not
+    /// `reverse` (a copy cannot reverse a vector's lanes).
+    pub async_copy: bool,
 }
 
 impl TileConfig {
@@ -32,18 +38,21 @@ impl TileConfig {
         let scan = 2 * self.threads as usize;
         self.rake_len() * acc_bytes + idx(self.rake_len()) + scan * acc_bytes + idx(scan)
     }
-    /// Entries of the staging buffer for vectors of `lanes` (1 unless `stage`): the tile with
-    /// one pad entry per unit chunk, then one exclusive prefix per unit.
-    pub fn stage_len(&self, lanes: usize) -> usize {
+    /// Vectors of the staging buffer (1 unless `stage`): the tile, with one pad vector after
+    /// each unit's chunk of `vectors_per_thread`, which then parks the unit's exclusive prefix
+    /// (see [`StagedTile`](super::StagedTile)).
+    pub fn stage_vectors(&self) -> usize {
         if self.stage {
-            self.stage_prefixes_at(lanes) + self.threads as usize
+            (self.threads * (self.vectors_per_thread + 1)) as usize
         } else {
             1
         }
     }
-    /// Where the units' exclusive prefixes start in the staging buffer (after the padded tile).
-    pub fn stage_prefixes_at(&self, lanes: usize) -> usize {
-        self.tile_vectors() as usize * lanes + self.threads as usize
+    /// Bytes of shared memory of the [`StagedTile`](super::StagedTile) for vectors of `lanes`
+    /// accumulators of `acc_bytes`, with the barrier of the asynchronous copies.
+    pub fn stage_bytes(&self, lanes: usize, acc_bytes: usize) -> usize {
+        let barrier = if self.stage && self.async_copy { 16 } else { 0 };
+        self.stage_vectors() * lanes * acc_bytes + barrier
     }
     /// Entries of the raking buffer (one per vector, padded every 32 to dodge bank conflicts);
     /// none when staged (the staged tile is scanned in its staging buffer).

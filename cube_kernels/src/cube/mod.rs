@@ -31,6 +31,8 @@ pub use segmented_scan::{
     combine_runs, cube_exclusive_segmented_scan, cube_exclusive_segmented_scan_with,
 };
 pub use shared_counters::clear_shared_counters;
-pub use staged_tile_scan::{load_tile_staged, tile_aggregate_staged, write_tile_staged};
+pub use staged_tile_scan::{
+    load_tile_staged, tile_aggregate_staged, write_tile_staged, StagedTile,
+};
 pub use tile_reduction::tile_reduce;
 pub use tile_scan::{load_tile, tile_aggregate, write_tile, TileShared};

@@ -1,37 +1,54 @@
 use super::tile_scan::memory_position;
 use super::{cube_exclusive_scan, TileConfig, TileShared};
 use crate::ops::{combine_items, Item, ScanOp};
+use cubecl::prelude::barrier::{copy_async, Barrier};
 use cubecl::prelude::*;
 
-/// Slot of tile element `e` in the staging buffer: one pad entry after each unit's chunk of
-/// `chunk` consecutive elements, so units walking their chunks side by side (stride
-/// `chunk + 1`) and units storing striped vectors both spread over the banks.
+/// A tile staged in shared memory: the tile's vectors in scan order, one pad vector after each
+/// unit's chunk of `vectors_per_thread` (vector `j` sits in slot `j + j / vectors_per_thread`),
+/// whose first lane holds the unit's exclusive prefix within the tile once the tile is
+/// scanned. Stored and read as whole vectors: units storing striped vectors side by side and
+/// units walking their chunks (stride `vectors_per_thread + 1`, odd when the chunk is even)
+/// both spread over the banks with 128-bit accesses, and a unit moves a vector in one
+/// instruction instead of one per lane.
+#[derive(CubeType)]
+pub struct StagedTile<A: Numeric, N: Size> {
+    pub vectors: SharedMemory<Vector<A, N>>,
+}
+
 #[cube]
-fn stage_slot(e: u32, #[comptime] chunk: u32) -> usize {
-    (e + e / chunk) as usize
+impl<A: Numeric, N: Size> StagedTile<A, N> {
+    pub fn new(#[comptime] cfg: TileConfig) -> StagedTile<A, N> {
+        StagedTile::<A, N> {
+            vectors: SharedMemory::<Vector<A, N>>::new(comptime![cfg.stage_vectors()]),
+        }
+    }
 }
 
-/// Elements folded per round of [`load_tile_staged`]: 8 where the chunk divides by it.
-fn fold_group(chunk: u32) -> u32 {
-    [8, 4, 2]
+/// Slot of tile vector `j` in the staging buffer: one pad vector after each unit's chunk.
+#[cube]
+fn stage_slot(j: u32, #[comptime] vpt: u32) -> usize {
+    (j + j / vpt) as usize
+}
+
+/// Vectors folded per round of [`load_tile_staged`]: up to 8 elements' worth, dividing the
+/// chunk.
+fn fold_group(vpt: u32, lanes: usize) -> u32 {
+    [8u32, 4, 2]
         .into_iter()
-        .find(|g| chunk.is_multiple_of(*g))
+        .find(|g| g * lanes as u32 <= 8 && vpt.is_multiple_of(*g))
         .unwrap_or(1)
-}
-
-/// Elements each unit owns in the blocked arrangement: `vectors_per_thread` vectors.
-fn chunk_of(cfg: TileConfig, lanes: usize) -> u32 {
-    cfg.vectors_per_thread * lanes as u32
 }
 
 /// Loads one tile into shared memory and scans it there (the tile never sits in registers).
 ///
 /// The load is striped and coalesced (unit `t` loads vectors `k * threads + t`) into the
-/// staging buffer in scan order; then unit `t` owns the `vectors_per_thread * lanes`
-/// consecutive elements from `t * chunk` (blocked) and folds them in place, leaving the
-/// running (inclusive, unit-local) prefix of each; one cube-wide scan of the unit folds gives
-/// each unit's exclusive prefix, parked after the tile. [`write_tile_staged`] combines them.
-/// Returns the tile's total. Positions past `n_vec` hold the identity.
+/// staging buffer in scan order — with `cfg.async_copy`, as asynchronous copies that bypass
+/// the registers; then unit `t` owns the `vectors_per_thread` consecutive vectors from
+/// `t * vectors_per_thread` (blocked) and folds them in place, leaving the running
+/// (inclusive, unit-local) prefix of each element; one cube-wide scan of the unit folds gives
+/// each unit's exclusive prefix, parked in the pad vector after its chunk.
+/// [`write_tile_staged`] combines them. Returns the tile's total. Positions past `n_vec` hold the identity.
 ///
 /// The tile needs no raking buffer and no per-unit registers across the look-back, so more
 /// cubes fit on a streaming multiprocessor. The combine order is fixed (a left fold per unit,
@@ -46,65 +63,87 @@ pub fn load_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     n_vec: u32,
     tile_start: u32,
     sh: &mut TileShared<A>,
-    stage: &mut SharedMemory<A>,
+    st: &mut StagedTile<A, N>,
     #[comptime] cfg: TileConfig,
 ) -> Item<A> {
     let t = UNIT_POS;
     let nl = N::value();
     let threads = comptime![cfg.threads];
     let vpt = comptime![cfg.vectors_per_thread];
-    let chunk = comptime![chunk_of(cfg, nl)];
 
+    let mut none = Vector::<A, N>::empty();
     #[unroll]
-    for k in 0..vpt {
-        let j = k * threads + t;
-        let q = tile_start + j;
-        let e0 = j * (nl as u32);
-        if q < n_vec {
-            let phys = memory_position(q, n_vec, cfg.reverse);
-            let v = input[base + phys as usize * stride];
-            #[unroll]
-            for l in 0..nl {
-                let pl = comptime![if cfg.reverse { nl - 1 - l } else { l }];
-                stage[stage_slot(e0 + l as u32, chunk)] = A::cast_from(v[pl]);
-            }
-        } else {
-            #[unroll]
-            for l in 0..nl {
-                stage[stage_slot(e0 + l as u32, chunk)] = O::identity::<A>();
+    for l in 0..nl {
+        none[l] = O::identity::<A>();
+    }
+    if comptime![cfg.async_copy] {
+        let copies = Barrier::shared(CUBE_DIM, UNIT_POS == 0);
+        #[unroll]
+        for k in 0..vpt {
+            let j = k * threads + t;
+            let q = tile_start + j;
+            let slot = stage_slot(j, vpt);
+            if q < n_vec {
+                let at = base + q as usize * stride;
+                let src = input.slice(at, at + 1).downcast::<Vector<A, N>>();
+                let mut dst = st.vectors.slice_mut(slot, slot + 1);
+                copy_async(&src, &mut dst, comptime![nl as u32]);
+            } else {
+                st.vectors[slot] = none;
             }
         }
+        copies.commit_copy_async();
+        copies.arrive_and_wait();
+    } else {
+        #[unroll]
+        for k in 0..vpt {
+            let j = k * threads + t;
+            let q = tile_start + j;
+            let mut w = none;
+            if q < n_vec {
+                let phys = memory_position(q, n_vec, cfg.reverse);
+                let v = input[base + phys as usize * stride];
+                #[unroll]
+                for l in 0..nl {
+                    let pl = comptime![if cfg.reverse { nl - 1 - l } else { l }];
+                    w[l] = A::cast_from(v[pl]);
+                }
+            }
+            st.vectors[stage_slot(j, vpt)] = w;
+        }
+        sync_cube();
     }
-    sync_cube();
 
     // The chunk in groups: a group's loads first (a store between them would serialise
     // them), then its fold in registers, then its stores. Small groups keep few values live,
     // so the kernel's register peak stays low.
-    let first = t * chunk;
-    let group = comptime![fold_group(chunk)];
-    let mut run = Array::<A>::new(comptime![group as usize]);
+    let first = (t * (vpt + 1)) as usize;
+    let group = comptime![fold_group(vpt, nl)];
+    let mut run = Array::<Vector<A, N>>::new(comptime![group as usize]);
     let mut acc = O::identity::<A>();
     #[unroll]
-    for g in 0..comptime![chunk / group] {
-        let at = first + g * group;
+    for g in 0..comptime![vpt / group] {
         #[unroll]
         for m in 0..group {
-            run[m as usize] = stage[stage_slot(at + m, chunk)];
+            run[m as usize] = st.vectors[first + (g * group + m) as usize];
         }
         #[unroll]
         for m in 0..group {
-            if comptime![g == 0 && m == 0] {
-                acc = run[0];
-            } else {
-                acc = O::combine::<A>(acc, run[m as usize]);
-                run[m as usize] = acc;
+            let mut v = run[m as usize];
+            #[unroll]
+            for l in 0..nl {
+                if comptime![g == 0 && m == 0 && l == 0] {
+                    acc = v[0];
+                } else {
+                    acc = O::combine::<A>(acc, v[l]);
+                    v[l] = acc;
+                }
             }
+            run[m as usize] = v;
         }
         #[unroll]
         for m in 0..group {
-            if comptime![g > 0 || m > 0] {
-                stage[stage_slot(at + m, chunk)] = run[m as usize];
-            }
+            st.vectors[first + (g * group + m) as usize] = run[m as usize];
         }
     }
     let cs = cube_exclusive_scan::<A, O>(
@@ -118,7 +157,9 @@ pub fn load_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         false,
         comptime![cfg.plane_ops],
     );
-    stage[comptime![cfg.stage_prefixes_at(nl)] + t as usize] = cs.exclusive.value;
+    let mut parked = none;
+    parked[0] = cs.exclusive.value;
+    st.vectors[first + vpt as usize] = parked;
     sync_cube();
     cs.total
 }
@@ -188,14 +229,13 @@ pub fn write_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     n_vec: u32,
     tile_start: u32,
     prefix: Item<A>,
-    stage: &SharedMemory<A>,
+    st: &StagedTile<A, N>,
     #[comptime] cfg: TileConfig,
 ) {
     let t = UNIT_POS;
     let nl = N::value();
     let threads = comptime![cfg.threads];
     let vpt = comptime![cfg.vectors_per_thread];
-    let chunk = comptime![chunk_of(cfg, nl)];
 
     #[unroll]
     for k in 0..vpt {
@@ -204,14 +244,13 @@ pub fn write_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         if q < n_vec {
             let phys = memory_position(q, n_vec, cfg.reverse);
             let owner = j / vpt;
+            let parked = st.vectors[(owner * (vpt + 1) + vpt) as usize];
             let unit_pre = Item::<A> {
-                value: stage[comptime![cfg.stage_prefixes_at(nl)] + owner as usize],
+                value: parked[0],
                 index: 0u32,
             };
             let p = combine_items::<A, O>(prefix, unit_pre, false);
-            // The vector's first element opens its owner's chunk.
-            let opens = j % vpt == 0;
-            let e0 = j * (nl as u32);
+            let v = st.vectors[stage_slot(j, vpt)];
             let mut out = Vector::<T, N>::empty();
             #[unroll]
             for l in 0..nl {
@@ -219,14 +258,17 @@ pub fn write_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
                 let mut e = p.value;
                 if comptime![cfg.exclusive] {
                     if comptime![l > 0] {
-                        e = O::combine::<A>(p.value, stage[stage_slot(e0 + l as u32 - 1, chunk)]);
+                        e = O::combine::<A>(p.value, v[l - 1]);
                     } else {
-                        if !opens {
-                            e = O::combine::<A>(p.value, stage[stage_slot(e0 - 1, chunk)]);
+                        // The vector's first element opens its owner's chunk, or follows the
+                        // last element of the vector before it.
+                        if j % vpt != 0 {
+                            let before = st.vectors[stage_slot(j - 1, vpt)];
+                            e = O::combine::<A>(p.value, before[nl - 1]);
                         }
                     }
                 } else {
-                    e = O::combine::<A>(p.value, stage[stage_slot(e0 + l as u32, chunk)]);
+                    e = O::combine::<A>(p.value, v[l]);
                 }
                 out[pl] = T::cast_from(e);
             }

@@ -10,7 +10,7 @@ use super::select::take_ticket;
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use super::{row_length, row_offsets};
 use crate::cube::{
-    load_tile, load_tile_staged, write_tile, write_tile_staged, TileConfig, TileShared,
+    load_tile, load_tile_staged, write_tile, write_tile_staged, StagedTile, TileConfig, TileShared,
 };
 use crate::ops::{combine_items, identity_item, Item, ScanOp};
 use cubecl::prelude::*;
@@ -90,7 +90,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         let mut pre_v = Array::<A>::new(regs);
         let mut pre_i = Array::<u32>::new(regs);
         let tile_start = tile * comptime![cfg.tile_vectors()];
-        let mut stage = SharedMemory::<A>::new(comptime![cfg.stage_len(nl)]);
+        let mut stage = StagedTile::<A, N>::new(cfg);
         let total = if comptime![cfg.stage] {
             load_tile_staged::<T, A, O, N>(
                 input,

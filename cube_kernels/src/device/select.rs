@@ -58,6 +58,7 @@ impl PassConfig {
             indexed,
             plane_ops: self.plane_ops,
             stage: false,
+            async_copy: false,
         }
     }
 }
