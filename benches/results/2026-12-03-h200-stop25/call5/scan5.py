@@ -1,0 +1,100 @@
+# Session 20 (stop 25), call 5: call 4's kernels with the look-back's fallback after 256 silent rounds (the plan's SPINS_CUDA; codegen::dump had written 16). Call 4: why the cp.async look-back tile is slow in cubecl's code (edits of new_lookback.cu: polls volatile, refresh every 2nd round, every poll atomic, 8-byte cp.async.ca copies, 16-byte cp.async.ca). Call 3's header: the staged tile as committed (vector stage, one pad vector per
+# unit chunk holding its prefix, cp.async loads on CUDA) against the tile of stop 24 and the
+# prototype, all on 2^28 f32 (CUDA events, 20 launches, three samples; checked against a
+# float64 cumsum). cubecl's CUDA C++ from `CUBEPRIM_DUMP=dir CUBEPRIM_DUMP_TILE=192x16 suite
+# codegen::dump` (CUBEPRIM_DUMP_ASYNC=0 for the plain-load variant).
+import ctypes, os, re, sys, traceback, cupy as cp, numpy as np
+libcuda = ctypes.CDLL("libcuda.so.1")
+INC = ["-I/usr/local/cuda/include"] + (["-I/usr/local/cuda/include/cccl"] if os.path.isdir("/usr/local/cuda/include/cccl") else [])
+n = 1 << 28
+x = cp.random.standard_normal(n, dtype=cp.float32)
+ref = cp.cumsum(x.astype(cp.float64))
+mag = cp.cumsum(cp.abs(x).astype(cp.float64))
+n_vec = n // 4
+tv = 192 * 16
+tiles = (n_vec + tv - 1) // tv
+xp = cp.zeros(tiles * tv * 4, dtype=cp.float64)
+xp[:n] = x
+sums = xp.reshape(tiles, tv * 4).sum(axis=1)
+del xp
+prefixes = (cp.cumsum(sums) - sums).astype(cp.float32)
+zeros = cp.zeros(tiles, dtype=cp.float32)
+state = cp.zeros(1 + 2 * (n_vec // 1024 + 1), dtype=cp.uint32)
+layout = cp.zeros(8, dtype=cp.uint32)
+dummy = cp.zeros(16, dtype=cp.uint32)
+out = cp.empty_like(x)
+y = cp.empty_like(x)
+s, e = cp.cuda.Event(), cp.cuda.Event()
+def timeit(f, reps=20):
+    for _ in range(3): f()
+    res = []
+    for _ in range(3):
+        s.record()
+        for _ in range(reps): f()
+        e.record(); e.synchronize()
+        res.append(cp.cuda.get_elapsed_time(s, e) / reps)
+    return res
+def copy():
+    y[...] = x
+def err():
+    return float(cp.max(cp.abs(out.astype(cp.float64) - ref) / (mag + 1.0)))
+def shared_bytes(src):
+    best = 0
+    for m in re.finditer(r"// Shared (?:array|value) size: (?:\d+, )?(\d+) bytes\n[^\n]*dynamic_shared_mem\[(\d+)\]", src):
+        best = max(best, int(m.group(1)) + int(m.group(2)))
+    return best
+epoch = [0]
+def cubecl_kernel(path, kname, pre, label):
+    src = open(path).read()
+    threads = int(re.search(r"__launch_bounds__\((\d+)\)", src).group(1))
+    mod = cp.RawModule(code=src, options=tuple(INC) + ("--std=c++17",))
+    fn = mod.get_function(kname)
+    smem = shared_bytes(src)
+    fn.max_dynamic_shared_size_bytes = smem
+    state[...] = 0
+    epoch[0] = 0
+    def launch():
+        epoch[0] += 1
+        info = (ctypes.c_uint32 * 24)(n_vec, tiles, tiles, 1, 1, epoch[0], 0, *([0] * 17))
+        ptrs = [ctypes.c_void_p(a.data.ptr) for a in (x, out, dummy, state, state, pre, layout, dummy)]
+        params = (ctypes.c_void_p * 9)(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in ptrs], ctypes.cast(info, ctypes.c_void_p))
+        launch.keep = (ptrs, info, params)
+        r = libcuda.cuLaunchKernel(ctypes.c_void_p(fn.kernel.ptr), tiles, 1, 1, threads, 1, 1, smem, ctypes.c_void_p(cp.cuda.get_current_stream().ptr), params, None)
+        assert r == 0, r
+    out.fill(0)
+    launch(); cp.cuda.Device().synchronize()
+    er = err()
+    ts = timeit(launch)
+    print(f"{label}: regs={fn.num_regs} smem={smem} ms=" + " ".join(f"{t:.4f}" for t in ts) + f" rel_err={er:.2e}", flush=True)
+counters = cp.zeros(4, dtype=cp.uint32)
+stamps = cp.zeros(4, dtype=cp.uint64)
+def proto(defs, label):
+    src = open("proto.cu").read()
+    mod = cp.RawModule(code=src, options=tuple(INC) + ("--std=c++17",) + tuple(f"-D{d}" for d in defs))
+    fn = mod.get_function("scan")
+    SMEM = (192 * 64 + (4 if "PAD4=1" in defs else 1) * 192 + 192) * 4
+    fn.max_dynamic_shared_size_bytes = SMEM
+    state[...] = 0
+    epoch[0] = 0
+    def launch():
+        epoch[0] += 1
+        fn((tiles,), (192,), (x, out, state, prefixes, np.uint32(n_vec), np.uint32(epoch[0]), counters, stamps), shared_mem=SMEM)
+    out.fill(0)
+    launch(); cp.cuda.Device().synchronize()
+    er = err()
+    ts = timeit(launch)
+    print(f"{label}: regs={fn.num_regs} smem={SMEM} ms=" + " ".join(f"{t:.4f}" for t in ts) + f" rel_err={er:.2e}", flush=True)
+def safe(f, *a):
+    try:
+        f(*a)
+    except Exception:
+        traceback.print_exc(limit=2); sys.stdout.flush()
+print(f"n={n} copy ms=" + " ".join(f"{t:.4f}" for t in timeit(copy)), flush=True)
+for rep in range(2):
+    safe(cubecl_kernel, "old_lookback_256.cu", "scan_rows_f32_add_lookback", zeros, "stop 24 lookback, spins 256")
+    safe(cubecl_kernel, "new_lookback_plain_256.cu", "scan_rows_f32_add_lookback", zeros, "new lookback, plain loads, spins 256")
+    safe(cubecl_kernel, "new_lookback_256.cu", "scan_rows_f32_add_lookback", zeros, "new lookback, cp.async, spins 256")
+    safe(cubecl_kernel, "v_volatile_256.cu", "scan_rows_f32_add_lookback", zeros, "new lookback, cp.async, volatile polls, spins 256")
+    safe(cubecl_kernel, "new_lookback_16.cu", "scan_rows_f32_add_lookback", zeros, "new lookback, cp.async, spins 16")
+    safe(proto, ["EARLY=0", "PAD4=1", "CPASYNC=1"], "proto late pad4 cp.async")
+    print(f"copy ms=" + " ".join(f"{t:.4f}" for t in timeit(copy)), flush=True)
