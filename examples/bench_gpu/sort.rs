@@ -3,7 +3,7 @@
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
 //! [--rows-only] [--core] [--split] [--packed] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
 //! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
-//! sort, the f32 argsorts, the argsort of long rows and the row sort with indices only.
+//! and i32 sorts, the f32 argsorts, the argsort of long rows and the row sort with indices only.
 //! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
 //! ballots, for comparison.
 //! `--packed`: also the f32 argsorts through the key-value passes (`pack_indices(false)`), to
@@ -198,8 +198,8 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             );
         }
         drop(src);
-        // i32 keys only.
-        if !core {
+        // i32 keys only (issue 4 names u32 and i32 alike: in `--core` too).
+        {
             let src: Vec<i32> = (0..big).map(|_| rng.random()).collect();
             let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
             let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
