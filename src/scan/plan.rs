@@ -259,6 +259,8 @@ impl ScanPlan {
                 indexed,
                 plane_ops,
                 stage,
+                // The copies' barrier counted whether or not they are asked for, so whether
+                // the tile is staged does not depend on it.
                 async_copy: stage,
             };
             cfg.shared_bytes(acc)

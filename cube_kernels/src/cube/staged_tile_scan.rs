@@ -31,6 +31,13 @@ fn stage_slot(j: u32, #[comptime] vpt: u32) -> usize {
     (j + j / vpt) as usize
 }
 
+/// Slot of the first vector of unit `u`'s chunk; its pad vector (the parked prefix) is
+/// `vpt` slots further.
+#[cube]
+fn chunk_slot(u: u32, #[comptime] vpt: u32) -> usize {
+    (u * (vpt + 1)) as usize
+}
+
 /// Vectors folded per round of [`load_tile_staged`]: up to 8 elements' worth, dividing the
 /// chunk.
 fn fold_group(vpt: u32, lanes: usize) -> u32 {
@@ -48,7 +55,8 @@ fn fold_group(vpt: u32, lanes: usize) -> u32 {
 /// `t * vectors_per_thread` (blocked) and folds them in place, leaving the running
 /// (inclusive, unit-local) prefix of each element; one cube-wide scan of the unit folds gives
 /// each unit's exclusive prefix, parked in the pad vector after its chunk.
-/// [`write_tile_staged`] combines them. Returns the tile's total. Positions past `n_vec` hold the identity.
+/// [`write_tile_staged`] combines them. Returns the tile's total. Positions past `n_vec` hold
+/// the identity.
 ///
 /// The tile needs no raking buffer and no per-unit registers across the look-back, so more
 /// cubes fit on a streaming multiprocessor. The combine order is fixed (a left fold per unit,
@@ -117,7 +125,7 @@ pub fn load_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     // The chunk in groups: a group's loads first (a store between them would serialise
     // them), then its fold in registers, then its stores. Small groups keep few values live,
     // so the kernel's register peak stays low.
-    let first = (t * (vpt + 1)) as usize;
+    let first = chunk_slot(t, vpt);
     let group = comptime![fold_group(vpt, nl)];
     let mut run = Array::<Vector<A, N>>::new(comptime![group as usize]);
     let mut acc = O::identity::<A>();
@@ -244,7 +252,7 @@ pub fn write_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         if q < n_vec {
             let phys = memory_position(q, n_vec, cfg.reverse);
             let owner = j / vpt;
-            let parked = st.vectors[(owner * (vpt + 1) + vpt) as usize];
+            let parked = st.vectors[chunk_slot(owner, vpt) + vpt as usize];
             let unit_pre = Item::<A> {
                 value: parked[0],
                 index: 0u32,
