@@ -776,7 +776,7 @@ fn ptx_ballot_kernels() {
 /// passes of the packed argsort, and the in-cube row
 /// sort of f32 with indices, on the device tile (256 units x 16 keys) with the ballot ranking
 /// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_PTX_BALLOT=0`); and onesweep's histogram
-/// and pass of the u32 sort.
+/// and pass of the u32 and the i32 sorts.
 #[test]
 fn dump() {
     let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
@@ -856,6 +856,17 @@ fn dump() {
     let name = "radix_onesweep_u32_keys";
     let (cuda, _) = compile_both(name, || {
         define_onesweep::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, lb)
+    });
+    write(name, cuda);
+    // The same two kernels of the i32 sort (its keys order as u32 with the sign bit flipped).
+    let name = "radix_histogram_all_i32";
+    let (cuda, _) = compile_both(name, || {
+        define_histogram_all::<i32>(name, 256, 16, 4, false)
+    });
+    write(name, cuda);
+    let name = "radix_onesweep_i32_keys";
+    let (cuda, _) = compile_both(name, || {
+        define_onesweep::<i32, u32, u32>(name, cfg, false, RadixValues::None, true, lb)
     });
     write(name, cuda);
 }

@@ -1,7 +1,8 @@
 //! The scan family.
 //!
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- scan [cuda|wgpu] [out.json]
-//! [--quick] [--diag] [--sanitize]`
+//! [--quick] [--only TEXT] [--diag] [--sanitize]` (`--only TEXT`: the cases whose name contains
+//! TEXT)
 //!
 //! Every case is first checked against the CPU reference on fresh random data, then timed:
 //! 3 warm-up calls, then `reps` calls back to back and one sync; the figure is the mean time per
@@ -230,6 +231,7 @@ fn run<R: Runtime>(
     diag: bool,
     sanitize: bool,
     quick: bool,
+    only: Option<String>,
 ) {
     let client = R::client(device);
     println!(
@@ -580,7 +582,7 @@ fn run<R: Runtime>(
         let target = (name.starts_with("cumsum f32 1-D (look-back") && shape == [1 << 28])
             || (name == "cumsum f32 rows" && shape != [65536, 1024] && shape != [64, 65536])
             || name == "cummax f32 rows + indices";
-        if quick && !target {
+        if (quick && !target) || only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
             continue;
         }
         scan_case(&client, &mut rows, name, &shape, op, dt, o, idx, reps);
@@ -612,11 +614,19 @@ pub fn main(args: Vec<String>) {
     let diag = args.iter().any(|a| a == "--diag");
     let sanitize = args.iter().any(|a| a == "--sanitize");
     let quick = args.iter().any(|a| a == "--quick");
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .map(|i| args.get(i + 1).expect("--only TEXT").clone());
     match which {
         #[cfg(feature = "cuda")]
-        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize, quick),
+        "cuda" => {
+            run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize, quick, only)
+        }
         #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize, quick),
+        "wgpu" => {
+            run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize, quick, only)
+        }
         other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
     }
 }

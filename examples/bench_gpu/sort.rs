@@ -1,9 +1,11 @@
 //! The sort family.
 //!
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
-//! [--rows-only] [--core] [--split] [--packed] [--tile UNITSxKEYS]` (`--rows-only`: the copy floor, the
-//! row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D u32
-//! and i32 sorts, the f32 argsorts, the argsort of long rows and the row sort with indices only.
+//! [--rows-only] [--core] [--keys] [--split] [--packed] [--tile UNITSxKEYS]` (`--rows-only`: the copy
+//! floor, the row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D
+//! u32 and i32 sorts, the f32 argsorts, the argsort of long rows and the row sort with indices
+//! only. `--keys`: the copy floor and the 1-D u32 and i32 sorts only, then the u32 sort again
+//! and an i32 sort of the u32 keys' order bits.
 //! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
 //! ballots, for comparison.
 //! `--packed`: also the f32 argsorts through the key-value passes (`pack_indices(false)`), to
@@ -144,15 +146,47 @@ struct Cases {
     small: bool,
     rows_only: bool,
     core: bool,
+    keys_only: bool,
     packed: bool,
     opts: SortOptions,
 }
+
+/// Times the keys-only sort of `src` and checks it through `order`, the keys' order as u32.
+#[allow(clippy::too_many_arguments)]
+fn keys_case<R: Runtime, T: cubeprim::Element>(
+    client: &ComputeClient<R>,
+    ws: &mut Workspace<R>,
+    opts: SortOptions,
+    src: &[T],
+    order: fn(&T) -> u32,
+    label: &str,
+    reps: usize,
+    copy_gbs: f64,
+) {
+    let x = DeviceTensor::<R>::from_slice(client, src, &[src.len()]);
+    let out = cubeprim::sort(client, &x, opts, ws).unwrap();
+    let as_u = |v: &[T]| v.iter().map(order).collect::<Vec<u32>>();
+    let check = ok(check_sorted_u32(
+        &as_u(src),
+        &as_u(&out.to_vec::<T>(client)),
+    ));
+    let ms = median_ms(client, reps, || {
+        cubeprim::sort(client, &x, opts, ws).unwrap();
+    });
+    let n = src.len();
+    line(label, &[n], ms, 8.0 * n as f64, copy_gbs, &check);
+}
+
+/// The order of u32 keys, and of i32 keys (the sign bit flipped).
+const U32_ORDER: fn(&u32) -> u32 = |&u| u;
+const I32_ORDER: fn(&i32) -> u32 = |&i| i as u32 ^ 0x8000_0000;
 
 fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     let Cases {
         small,
         rows_only,
         core,
+        keys_only,
         packed,
         opts,
     } = cases;
@@ -180,48 +214,36 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
 
     // The 1-D cases (skipped with `--rows-only`).
     if !rows_only {
-        // u32 keys only.
-        {
-            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-            let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
-            let check = ok(check_sorted_u32(&src, &out.to_vec::<u32>(&client)));
-            let ms = median_ms(&client, reps, || {
-                cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
-            });
-            line(
-                "sort u32 keys",
-                &[big],
-                ms,
-                8.0 * big as f64,
-                copy_gbs,
-                &check,
+        let u32_case = |ws: &mut Workspace<R>, src: &[u32], label: &str| {
+            keys_case(&client, ws, opts, src, U32_ORDER, label, reps, copy_gbs)
+        };
+        u32_case(&mut ws, &src, "sort u32 keys");
+        // i32 keys only (issue 4 names u32 and i32 alike: in `--core` too).
+        let src_i: Vec<i32> = (0..big).map(|_| rng.random()).collect();
+        keys_case(
+            &client,
+            &mut ws,
+            opts,
+            &src_i,
+            I32_ORDER,
+            "sort i32 keys",
+            reps,
+            copy_gbs,
+        );
+        drop(src_i);
+        if keys_only {
+            // Whether the i32 sort's time is its data or its turn: the u32 keys again, then
+            // i32 keys whose order bits are the u32 keys' own (the same passes, same data).
+            u32_case(&mut ws, &src, "sort u32 keys (again)");
+            let same: Vec<i32> = src.iter().map(|&u| (u ^ 0x8000_0000) as i32).collect();
+            drop(src);
+            let label = "sort i32 keys (the u32 keys' order bits)";
+            keys_case(
+                &client, &mut ws, opts, &same, I32_ORDER, label, reps, copy_gbs,
             );
+            return;
         }
         drop(src);
-        // i32 keys only (issue 4 names u32 and i32 alike: in `--core` too).
-        {
-            let src: Vec<i32> = (0..big).map(|_| rng.random()).collect();
-            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
-            let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
-            let got = out.to_vec::<i32>(&client);
-            let as_u = |v: &[i32]| {
-                v.iter()
-                    .map(|&x| x as u32 ^ 0x8000_0000)
-                    .collect::<Vec<u32>>()
-            };
-            let check = ok(check_sorted_u32(&as_u(&src), &as_u(&got)));
-            let ms = median_ms(&client, reps, || {
-                cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
-            });
-            line(
-                "sort i32 keys",
-                &[big],
-                ms,
-                8.0 * big as f64,
-                copy_gbs,
-                &check,
-            );
-        }
         // f32 stable argsort (u32 and i64 indices; with `--packed` also through the key-value
         // passes, `SortOptions::pack_indices(false)`).
         {
@@ -431,6 +453,7 @@ pub fn main(args: Vec<String>) {
         small: flag("--small"),
         rows_only: flag("--rows-only"),
         core: flag("--core"),
+        keys_only: flag("--keys"),
         packed: flag("--packed"),
         opts,
     };

@@ -6,7 +6,9 @@
 //! units through shared memory without them. The nearest predecessor holding an inclusive prefix ends the walk; the
 //! exclusive prefix is that prefix followed by the aggregates of the tiles in between,
 //! combined oldest first: every published prefix is then the same left fold of the tile
-//! aggregates, whichever tiles were ready, so float results are reproducible.
+//! aggregates, whichever tiles were ready, so float results are reproducible. The unit that
+//! finds the prefix publishes the tile's inclusive prefix at once, before the cube joins it:
+//! successors wait on a barrier of this cube no longer.
 //!
 //! A predecessor that has published nothing after `spins` rounds is reduced by this cube
 //! itself (its input is at hand), so progress never depends on another cube being scheduled
@@ -15,7 +17,7 @@
 //! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket)), where a
 //! predecessor not yet started is met by the same fallback.
 
-use super::tile_state::{read_status, PREFIX};
+use super::tile_state::{publish, read_status, PREFIX};
 use crate::cube::{tile_aggregate, TileConfig, TileShared};
 use crate::ops::{combine_items, Item, ScanOp};
 use cubecl::prelude::*;
@@ -131,8 +133,9 @@ impl TileCarry for ScanCarry {
     }
 }
 
-/// The exclusive prefix of tile `tile` (≥ 1) of a row whose tile 0 has global id `row_tile0`.
-/// Every unit of the cube must call it; all receive the prefix.
+/// The exclusive prefix of tile `tile` (≥ 1) of a row whose tile 0 has global id `row_tile0`;
+/// the tile's inclusive prefix (the prefix combined with its aggregate `total`) is published
+/// as soon as it is known. Every unit of the cube must call it; all receive the prefix.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
@@ -145,6 +148,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     row_tile0: u32,
     tile: u32,
     epoch: u32,
+    total: Item<A>,
     sh: &mut TileShared<A>,
     lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
@@ -165,6 +169,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         row_tile0,
         tile,
         epoch,
+        total,
         sh,
         lb,
         cfg,
@@ -191,6 +196,7 @@ pub fn lookback_with<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
     row_tile0: u32,
     tile: u32,
     epoch: u32,
+    total: Item<A>,
     sh: &mut TileShared<A>,
     lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
@@ -212,6 +218,7 @@ pub fn lookback_with<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
             row_tile0,
             tile,
             epoch,
+            total,
             sh,
             lb,
             cfg,
@@ -222,14 +229,15 @@ pub fn lookback_with<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
         )
     } else {
         lookback_shared::<T, J, A, O, N, G>(
-            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, sh, lb, cfg,
-            window, spins,
+            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, total, sh, lb,
+            cfg, window, spins,
         )
     }
 }
 
 /// Plane variant: the first plane walks back window by window (storing the aggregates it
-/// passes), with no cube-wide barrier until it has the prefix or needs a fallback.
+/// passes), with no cube-wide barrier until it has the prefix (and has published the tile's
+/// inclusive prefix) or needs a fallback.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
@@ -243,6 +251,7 @@ fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
     row_tile0: u32,
     tile: u32,
     epoch: u32,
+    total: Item<A>,
     sh: &mut TileShared<A>,
     lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
@@ -255,17 +264,21 @@ fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
     let indexed = comptime![cfg.indexed];
     let mut hist_v = Array::<A>::new(comptime![windows as usize]);
     let mut hist_i = Array::<u32>::new(comptime![windows as usize]);
-    let mut i = t;
-    while i < comptime![windows * plane_max] {
-        lb.own[i as usize] = 0;
-        i += CUBE_DIM;
+    // The walking plane clears what it reads before the first barrier: each lane its own
+    // fallback slots (slot `s` is only ever read by lane `s % PLANE_DIM`), unit 0 the flags.
+    // No barrier is needed before the walk; the walk's depth stays in `depth` (registers).
+    let mut depth = u32::new(0);
+    if t < PLANE_DIM {
+        let mut i = t;
+        while i < comptime![windows * plane_max] {
+            lb.own[i as usize] = 0;
+            i += PLANE_DIM;
+        }
+        if t == 0 {
+            lb.ctrl[0] = 0;
+            lb.ctrl[1] = 0;
+        }
     }
-    if t == 0 {
-        lb.ctrl[0] = 0;
-        lb.ctrl[1] = 0;
-        lb.ctrl[2] = 0;
-    }
-    sync_cube();
     loop {
         if t < PLANE_DIM {
             walk_plane::<A, O, G>(
@@ -274,9 +287,11 @@ fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
                 row_tile0,
                 tile,
                 epoch,
+                total,
                 lb,
                 &mut hist_v,
                 &mut hist_i,
+                &mut depth,
                 indexed,
                 windows,
                 spins,
@@ -297,9 +312,9 @@ fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
 
 /// One plane's walk: reads windows of `PLANE_DIM` predecessors (slot `s` is tile
 /// `tile - 1 - s`; window `d` holds slots `d * PLANE_DIM ..`) until a prefix (or the row start)
-/// is found — then the plane folds and unit 0 sets `ctrl[0]` — or a tile stays silent for
-/// `spins` rounds — then `ctrl[1]` names its slot and `ctrl[2]` keeps the depth for the next
-/// call. Each unit keeps its slot of every window passed in `hist` (registers), so no shared
+/// is found — then the plane folds, and unit 0 publishes the tile's inclusive prefix (the fold
+/// combined with `total`) and sets `ctrl[0]` — or a tile stays silent for `spins` rounds — then
+/// `ctrl[1]` names its slot and `depth` keeps the window for the next call. Each unit keeps its slot of every window passed in `hist` (registers), so no shared
 /// memory is exchanged inside the plane (WGSL has no plane barrier).
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -309,9 +324,11 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
     row_tile0: u32,
     tile: u32,
     epoch: u32,
+    total: Item<A>,
     lb: &mut LookbackShared<A>,
     hist_v: &mut Array<A>,
     hist_i: &mut Array<u32>,
+    depth: &mut u32,
     #[comptime] indexed: bool,
     #[comptime] windows: u32,
     #[comptime] spins: u32,
@@ -320,7 +337,7 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
 ) {
     let lane = UNIT_POS_PLANE;
     let p = PLANE_DIM;
-    let mut d = lb.ctrl[2];
+    let mut d = *depth;
     let mut waited = u32::new(0);
     let mut round = u32::new(0);
     let mut go = true;
@@ -362,8 +379,8 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
                 if waited >= spins {
                     if lane == 0 {
                         lb.ctrl[1] = d * p + k + 1;
-                        lb.ctrl[2] = d;
                     }
+                    *depth = d;
                     go = false;
                 }
             } else {
@@ -373,6 +390,8 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
                 }
                 let acc = fold_windows::<A, O, G>(hist_v, hist_i, start, indexed, plane_max);
                 if lane == 0 {
+                    let incl = G::combine::<A, O>(acc, total, indexed);
+                    publish::<A>(state, row_tile0 + tile, incl, PREFIX, epoch, indexed);
                     lb.result_v[0] = acc.value;
                     lb.result_i[0] = acc.index;
                     lb.ctrl[0] = 1;
@@ -434,12 +453,18 @@ fn fold_windows<A: Numeric, O: ScanOp, G: TileCarry>(
 }
 
 /// Left fold of slots `last ..= 0` (oldest first) into `result`; at the row start, slot
-/// `last` holds nothing and the fold starts one slot younger. Sets `ctrl[0]`.
+/// `last` holds nothing and the fold starts one slot younger. Publishes the inclusive prefix
+/// of global tile `tile_id` (the fold combined with `total`) and sets `ctrl[0]`.
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn fold<A: Numeric, O: ScanOp, G: TileCarry>(
     lb: &mut LookbackShared<A>,
     last: u32,
     row_start: bool,
+    state: &Array<Atomic<u32>>,
+    tile_id: u32,
+    epoch: u32,
+    total: Item<A>,
     #[comptime] indexed: bool,
 ) {
     let mut m = last;
@@ -458,14 +483,18 @@ fn fold<A: Numeric, O: ScanOp, G: TileCarry>(
         };
         acc = G::combine::<A, O>(acc, x, indexed);
     }
+    let incl = G::combine::<A, O>(acc, total, indexed);
+    publish::<A>(state, tile_id, incl, PREFIX, epoch, indexed);
     lb.result_v[0] = acc.value;
     lb.result_i[0] = acc.index;
     lb.ctrl[0] = 1;
 }
 
-/// The cube-wide step after each look-back round: reduces the tile that `ctrl[1]` names (the
-/// fallback) and keeps its aggregate as this cube's own value for that slot; then returns
-/// whether the prefix is ready. Every unit calls it; it ends with a barrier.
+/// The cube-wide step after each look-back round (every unit calls it, after a barrier):
+/// returns whether the prefix is ready; if not, reduces the tile that `ctrl[1]` names (the
+/// fallback), keeps its aggregate as this cube's own value for that slot, and ends with a
+/// barrier. Once the prefix is ready nothing in shared memory changes any more, so that path
+/// needs no barrier.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
@@ -479,20 +508,30 @@ fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Tile
     lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
 ) -> bool {
-    let fallback = lb.ctrl[1];
-    if fallback > 0 {
-        let s = fallback - 1;
-        let agg =
-            G::aggregate::<T, J, A, O, N>(input, aux, base, stride, n_vec, tile - 1 - s, sh, cfg);
-        if UNIT_POS == 0 {
-            lb.own[s as usize] = 1;
-            lb.own_val[s as usize] = agg.value;
-            lb.own_idx[s as usize] = agg.index;
-            lb.ctrl[1] = 0;
-        }
-    }
     let done = lb.ctrl[0];
-    sync_cube();
+    if done != 1 {
+        let fallback = lb.ctrl[1];
+        if fallback > 0 {
+            let s = fallback - 1;
+            let agg = G::aggregate::<T, J, A, O, N>(
+                input,
+                aux,
+                base,
+                stride,
+                n_vec,
+                tile - 1 - s,
+                sh,
+                cfg,
+            );
+            if UNIT_POS == 0 {
+                lb.own[s as usize] = 1;
+                lb.own_val[s as usize] = agg.value;
+                lb.own_idx[s as usize] = agg.index;
+                lb.ctrl[1] = 0;
+            }
+        }
+        sync_cube();
+    }
     done == 1
 }
 
@@ -511,6 +550,7 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
     row_tile0: u32,
     tile: u32,
     epoch: u32,
+    total: Item<A>,
     sh: &mut TileShared<A>,
     lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
@@ -519,6 +559,8 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
 ) -> Item<A> {
     let t = UNIT_POS;
     let indexed = comptime![cfg.indexed];
+    // Each reader clears what it reads first (unit `s` its fallback slot, unit 0 the flags),
+    // so no barrier is needed before the first round's.
     if t < window {
         lb.own[t as usize] = 0;
     }
@@ -527,7 +569,6 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
         lb.ctrl[1] = 0;
         lb.ctrl[2] = 0;
     }
-    sync_cube();
     loop {
         if t < window {
             let s = t as usize;
@@ -557,7 +598,17 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
                 k += 1;
             }
             if k < window && lb.status[k as usize] >= PREFIX {
-                fold::<A, O, G>(lb, k, lb.status[k as usize] == ROW_START, indexed);
+                let row_start = lb.status[k as usize] == ROW_START;
+                fold::<A, O, G>(
+                    lb,
+                    k,
+                    row_start,
+                    state,
+                    row_tile0 + tile,
+                    epoch,
+                    total,
+                    indexed,
+                );
             } else if k < window {
                 // Slot k has published nothing: wait a few rounds, then reduce it ourselves.
                 let waited = lb.ctrl[2] + 1;

@@ -277,7 +277,7 @@ pub(crate) fn publish_aggregate<A: Numeric>(
 }
 
 /// The tile's exclusive prefix `(fold of the run it continues, runs before it)` by look-back
-/// (cube-wide; after [`publish_aggregate`]), then its inclusive prefix published.
+/// (cube-wide; after [`publish_aggregate`]); the look-back publishes its inclusive prefix.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
@@ -300,16 +300,12 @@ pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size
     if tile > 0 {
         if comptime![ones] {
             prefix = pass_lookback::<K, V, A, O, N, RunLengthCarry>(
-                keys, values, n, state, state_view, tile, epoch, sh, cfg, true,
+                keys, values, n, state, state_view, tile, epoch, tile_total, sh, cfg, true,
             );
         } else {
             prefix = pass_lookback::<K, V, A, O, N, RunCarry>(
-                keys, values, n, state, state_view, tile, epoch, sh, cfg, true,
+                keys, values, n, state, state_view, tile, epoch, tile_total, sh, cfg, true,
             );
-        }
-        if UNIT_POS == 0 {
-            let incl = combine_runs::<A, O>(prefix, tile_total);
-            publish::<A>(state, tile, incl, PREFIX, epoch, true);
         }
     }
     prefix

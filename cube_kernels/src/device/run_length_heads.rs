@@ -393,11 +393,14 @@ fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(
 ) -> u32 {
     let mut before = u32::new(0);
     if tile > 0 {
+        let own = Item::<A> {
+            value: A::cast_from(heads),
+            index: 0u32,
+        };
         let p = pass_lookback::<K, V, A, Add, N, HeadCountCarry>(
-            keys, values, n, state, state_view, tile, epoch, sh, cfg, false,
+            keys, values, n, state, state_view, tile, epoch, own, sh, cfg, false,
         );
         before = u32::cast_from(p.value);
-        publish_count::<A>(state, tile, epoch, before + heads, PREFIX);
     }
     before
 }

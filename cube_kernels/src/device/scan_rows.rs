@@ -12,7 +12,7 @@ use super::{row_length, row_offsets};
 use crate::cube::{
     load_tile, load_tile_staged, write_tile, write_tile_staged, StagedTile, TileConfig, TileShared,
 };
-use crate::ops::{combine_items, identity_item, Item, ScanOp};
+use crate::ops::{identity_item, Item, ScanOp};
 use cubecl::prelude::*;
 
 /// How tiles get their prefix.
@@ -149,6 +149,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                         row_tile0,
                         tile,
                         epoch,
+                        total,
                         &mut sh,
                         &mut lb,
                         cfg,
@@ -158,10 +159,6 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                         plain_reads,
                         plane_max,
                     );
-                    if t == 0 {
-                        let incl = combine_items::<A, O>(prefix, total, cfg.indexed);
-                        publish::<A>(state, tile_id, incl, PREFIX, epoch, cfg.indexed);
-                    }
                 }
             }
             ScanMode::Prefixed => {

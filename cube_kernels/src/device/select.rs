@@ -213,7 +213,8 @@ pub fn scan_shared<A: Numeric>(#[comptime] threads: u32) -> TileShared<A> {
 }
 
 /// The look-back of a pass over flat data (select, run-length): the exclusive prefix of `tile`
-/// (>= 1) under carry `G`, with the pass's look-back constants (see [`lookback_with`]).
+/// (>= 1) under carry `G`, with the pass's look-back constants (see [`lookback_with`]); the
+/// tile's inclusive prefix (combined with its aggregate `total`) is published on the way.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn pass_lookback<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
@@ -224,6 +225,7 @@ pub fn pass_lookback<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
     state_view: &Array<u32>,
     tile: u32,
     epoch: u32,
+    total: Item<A>,
     sh: &mut TileShared<A>,
     #[comptime] cfg: PassConfig,
     #[comptime] indexed: bool,
@@ -240,6 +242,7 @@ pub fn pass_lookback<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
         0u32,
         tile,
         epoch,
+        total,
         sh,
         &mut lb,
         cfg.tile(indexed),
@@ -393,13 +396,9 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
                 publish::<u32>(state, tile, cs.total, AGGREGATE, epoch, false);
             }
             let p = pass_lookback::<F, F, u32, Add, N, G>(
-                flags, flags, n, state, state_view, tile, epoch, &mut sh, cfg, false,
+                flags, flags, n, state, state_view, tile, epoch, cs.total, &mut sh, cfg, false,
             );
             prefix = p.value;
-            if t == 0 {
-                let incl = plain_item::<u32>(prefix + tile_total);
-                publish::<u32>(state, tile, incl, PREFIX, epoch, false);
-            }
         }
         if write_count && tile == num_tiles - 1 && t == 0 {
             count[0] = prefix + tile_total;
