@@ -87,9 +87,8 @@ pub struct ScanTuning {
     /// with indices). See `TileConfig::stage` in the kernel crate.
     pub stage: bool,
     /// Load staged tiles with asynchronous copies where the device has them (CUDA sm_80+)
-    /// and the tile allows (see `TileConfig::async_copy`). Off unless a tuning asks: the
-    /// H200 measured them from 5 % faster to 7 % slower than plain loads, depending on the
-    /// shared-memory layout cubecl picks per process (BENCHMARKS.md, stop 25).
+    /// and the tile allows (see `TileConfig::async_copy`); the plan's choice without a tuning.
+    /// On the H200 the 1-D scan ran 8 % faster with them (BENCHMARKS.md, stop 26).
     pub async_copy: bool,
 }
 

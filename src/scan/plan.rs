@@ -317,14 +317,16 @@ impl ScanPlan {
             && !indexed
             && opts.tuning.map(|t| t.stage).unwrap_or(true)
             && footprint_staged(threads, vpt, true) <= shared_limit;
-        // Asynchronous copies only when asked for (`ScanTuning::async_copy`): on the H200 the
-        // 1-D scan with them ran 0.559–0.629 ms depending on where cubecl placed the kernel's
-        // shared arrays (one order per process), against 0.589 with plain loads in every
-        // order (BENCHMARKS.md, stop 25). The stage holds accumulators: copied straight from
-        // the input where they are its own type, in 4-, 8- or 16-byte vectors, read forwards.
+        // Asynchronous copies wherever the device has them (CUDA sm_80+) and the tile allows,
+        // unless a tuning turns them off. On the H200 (1-D 2^28 f32, CUDA events; BENCHMARKS.md,
+        // stop 26): 0.552-0.555 ms against 0.600-0.608 with plain loads, in every shared layout
+        // but one with the copies' barrier at byte 0 (0.658), which the declaration-order layout
+        // of the patched cubecl-opt never gives this kernel (its scan scratch comes first). The
+        // stage holds accumulators: copied straight from the input where they are its own type,
+        // in 4-, 8- or 16-byte vectors, read forwards.
         let async_copy = stage
             && limits.copy_async
-            && opts.tuning.is_some_and(|t| t.async_copy)
+            && opts.tuning.is_none_or(|t| t.async_copy)
             && dtype.accumulator_size() == dtype.size()
             && !opts.reverse
             && matches!(vec * dtype.size(), 4 | 8 | 16);
