@@ -96,6 +96,12 @@ pub fn radix_digit<T: Numeric>(x: T, shift: u32, mask: u32, flip: u32) -> u32 {
         let o = ordered_key64::<T>(x);
         let d = u32::cast_from((o >> u64::cast_from(shift)) & u64::cast_from(mask));
         (d ^ flip) & mask
+    } else if comptime![ty.elem_type().is_signed_int()] {
+        // `ordered_key32`'s sign flip only reaches the digit that holds bit 31: folded into
+        // `flip` (the same for every key), it costs no operation per key, so i32 keys extract
+        // digits exactly as cheaply as u32 keys.
+        let f = flip ^ (0x8000_0000u32 >> shift);
+        ((u32::reinterpret(x) >> shift) ^ f) & mask
     } else {
         let d = (ordered_key32::<T>(x) >> shift) & mask;
         (d ^ flip) & mask
