@@ -57,6 +57,31 @@ pub fn launch_copy<R: Runtime>(client: &ComputeClient<R>, src: &Handle, dst: &Ha
     }
 }
 
+/// Mean device time in ms of `reps` calls of `f` issued back to back, from the runtime's own
+/// timestamps (CUDA events on CUDA), so the launch and sync latency of the host clock is left
+/// out as it is from the peers' CUDA events; `None` where the runtime has no device timing.
+pub fn device_ms<R: Runtime>(
+    client: &ComputeClient<R>,
+    reps: usize,
+    mut f: impl FnMut() + Send,
+) -> Option<f64> {
+    let (_, d) = client
+        .profile(
+            move || {
+                for _ in 0..reps {
+                    f();
+                }
+            },
+            "bench_gpu",
+        )
+        .ok()?;
+    if d.timing_method() != cubecl::profile::TimingMethod::Device {
+        return None;
+    }
+    let ticks = cubecl::future::block_on(d.resolve());
+    Some(ticks.duration().as_secs_f64() * 1e3 / reps as f64)
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     let family = if args.len() > 1 {

@@ -6,7 +6,9 @@
 //!
 //! Every case is first checked against the CPU reference on fresh random data, then timed:
 //! 3 warm-up calls, then `reps` calls back to back and one sync; the figure is the mean time per
-//! call (host wall clock), so launch overhead counts. The device copy of 2^28 f32 (a vectorised
+//! call (host wall clock), so launch overhead counts. Then the same calls again timed by the
+//! runtime's device timestamps (`device`: CUDA events on CUDA), as the peers' CUDA events time
+//! them. The device copy of 2^28 f32 (a vectorised
 //! CubeCL copy kernel) is measured in the same run and is the floor each scan is compared with.
 
 use super::DEFAULT_RUNTIME;
@@ -19,11 +21,19 @@ struct Row {
     name: String,
     shape: Vec<usize>,
     ms: f64,
+    /// Device time per call (see [`super::device_ms`]), where the runtime has it.
+    dev_ms: Option<f64>,
     bytes: f64,
     err: String,
 }
 
-fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> f64 {
+/// Host-clocked mean of `reps` calls back to back, then their device time (the same calls
+/// again, timed by the runtime's timestamps where it has them).
+fn time_ms<R: Runtime>(
+    client: &ComputeClient<R>,
+    reps: usize,
+    mut f: impl FnMut() + Send,
+) -> (f64, Option<f64>) {
     for _ in 0..3 {
         f();
     }
@@ -33,7 +43,8 @@ fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut
         f();
     }
     cubecl::future::block_on(client.sync()).unwrap();
-    t.elapsed().as_secs_f64() * 1e3 / reps as f64
+    let host = t.elapsed().as_secs_f64() * 1e3 / reps as f64;
+    (host, super::device_ms(client, reps, f))
 }
 
 fn random_f32(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
@@ -174,7 +185,7 @@ fn scan_case<R: Runtime>(
         };
         ok &= gi == wi;
     }
-    let ms = time_ms(client, reps, || run(&mut ws));
+    let (ms, dev_ms) = time_ms(client, reps, || run(&mut ws));
     let elem = dtype.size() as f64;
     let bytes = n as f64
         * (2.0 * elem
@@ -187,6 +198,7 @@ fn scan_case<R: Runtime>(
         name: name.into(),
         shape: shape.to_vec(),
         ms,
+        dev_ms,
         bytes,
         err: format!("{} (max err {worst:.1e})", if ok { "ok" } else { "WRONG" }),
     });
@@ -206,19 +218,31 @@ fn running_abs(x: &[f32], shape: &[usize], opts: ScanOptions) -> Vec<f64> {
         .collect()
 }
 
-fn print_row(r: &Row, copy_gbs: Option<f64>) {
+/// One row; with `copy`, its ratio to the copy by the host clock and, where both have device
+/// times, by those.
+fn print_row(r: &Row, copy: Option<&Row>) {
     let gbs = r.bytes / (r.ms * 1e-3) / 1e9;
-    let pct = copy_gbs
-        .map(|c| format!("{:5.1}%", 100.0 * gbs / c))
+    let pct = copy
+        .map(|c| format!("{:5.1}%", 100.0 * gbs / (c.bytes / (c.ms * 1e-3) / 1e9)))
         .unwrap_or_default();
+    let dev = match (r.dev_ms, copy.and_then(|c| c.dev_ms.map(|d| (c, d)))) {
+        (Some(d), Some((c, cd))) => format!(" | device {d:.4} ms {:5.1}%", dev_pct(r, d, c, cd)),
+        (Some(d), None) => format!(" | device {d:.4} ms"),
+        _ => String::new(),
+    };
     println!(
-        "{:44} {:>16} {:10.4} ms {:8.1} GB/s {pct:>7} {}",
+        "{:44} {:>16} {:10.4} ms {:8.1} GB/s {pct:>7} {}{dev}",
         r.name,
         format!("{:?}", r.shape),
         r.ms,
         gbs,
         r.err
     );
+}
+
+/// Bandwidth of `r` at device time `d` as a percentage of the copy's at its device time `cd`.
+fn dev_pct(r: &Row, d: f64, c: &Row, cd: f64) -> f64 {
+    100.0 * (r.bytes / d) / (c.bytes / cd)
 }
 
 fn lb_default() -> ScanOptions {
@@ -297,7 +321,7 @@ fn run<R: Runtime>(
     let n = 1usize << 28;
     let src = client.create_from_slice(bytemuck::cast_slice(&random_f32(n, 1, 0.0, 1.0)));
     let dst = client.empty(n * 4);
-    let copy_ms = time_ms(&client, 20, || super::launch_copy(&client, &src, &dst, n));
+    let (copy_ms, copy_dev) = time_ms(&client, 20, || super::launch_copy(&client, &src, &dst, n));
     let back: Vec<f32> = bytemuck::pod_collect_to_vec(&client.read_one_unchecked(dst.clone()));
     let want = random_f32(n, 1, 0.0, 1.0);
     assert!(back == want, "the device copy is wrong");
@@ -305,6 +329,7 @@ fn run<R: Runtime>(
         name: "copy f32 (device, r+w)".into(),
         shape: vec![n],
         ms: copy_ms,
+        dev_ms: copy_dev,
         bytes: 8.0 * n as f64,
         err: String::new(),
     };
@@ -588,15 +613,22 @@ fn run<R: Runtime>(
         scan_case(&client, &mut rows, name, &shape, op, dt, o, idx, reps);
     }
     println!("\n=== summary (ratio to the device copy measured above: {copy_gbs:.1} GB/s) ===");
-    print_row(&copy, Some(copy_gbs));
+    print_row(&copy, Some(&copy));
     for r in &rows {
-        print_row(r, Some(copy_gbs));
+        print_row(r, Some(&copy));
     }
     if let Some(path) = out {
         let mut s = String::from("[\n");
         for r in std::iter::once(&copy).chain(rows.iter()) {
+            let dev = match (r.dev_ms, copy.dev_ms) {
+                (Some(d), Some(cd)) => format!(
+                    ", \"dev_ms\": {d:.5}, \"dev_pct_copy\": {:.1}",
+                    dev_pct(r, d, &copy, cd)
+                ),
+                _ => String::new(),
+            };
             s += &format!(
-                "  {{\"op\": \"{}\", \"shape\": \"{:?}\", \"ms\": {:.5}, \"GBps\": {:.1}, \"pct_copy\": {:.1}, \"check\": \"{}\"}},\n",
+                "  {{\"op\": \"{}\", \"shape\": \"{:?}\", \"ms\": {:.5}, \"GBps\": {:.1}, \"pct_copy\": {:.1}{dev}, \"check\": \"{}\"}},\n",
                 r.name, r.shape, r.ms, r.bytes / (r.ms * 1e-3) / 1e9, 100.0 * r.bytes / (r.ms * 1e-3) / 1e9 / copy_gbs, r.err
             );
         }

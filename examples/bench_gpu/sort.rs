@@ -17,8 +17,9 @@
 //! of the input), then timed: 3 warm-up calls, then `reps` (>= 20) calls each followed by a
 //! sync; the figure is the median (host wall clock, so launch overhead counts). `ms_b2b`: the
 //! mean of `reps` calls issued back to back, one sync at the end; `ms_host`: the median time
-//! the host spends issuing one call (before its sync). A device copy
-//! (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
+//! the host spends issuing one call (before its sync); `ms_dev`: the median device time of one
+//! call (the runtime's timestamps around it: CUDA events on CUDA, as the peers are timed). A
+//! device copy (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
 
 use super::DEFAULT_RUNTIME;
 use cubecl::prelude::*;
@@ -37,9 +38,16 @@ struct Timing {
     b2b: f64,
     /// Median host time of a call's launches (before its sync).
     host: f64,
+    /// Median device time of one call (the runtime's timestamps around each call, as the
+    /// peers' CUDA events), where the runtime has device timing.
+    dev: Option<f64>,
 }
 
-fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Timing {
+fn median_ms<R: Runtime>(
+    client: &ComputeClient<R>,
+    reps: usize,
+    mut f: impl FnMut() + Send,
+) -> Timing {
     let sync = || cubecl::future::block_on(client.sync()).unwrap();
     for _ in 0..3 {
         f();
@@ -61,10 +69,16 @@ fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnM
         f();
     }
     sync();
+    let b2b = s.elapsed().as_secs_f64() * 1e3 / reps as f64;
+    let mut d: Vec<f64> = (0..reps)
+        .map_while(|_| super::device_ms(client, 1, &mut f))
+        .collect();
+    d.sort_by(|a, b| a.total_cmp(b));
     Timing {
         median: t[reps / 2],
-        b2b: s.elapsed().as_secs_f64() * 1e3 / reps as f64,
+        b2b,
         host: h[reps / 2],
+        dev: (d.len() == reps).then(|| d[reps / 2]),
     }
 }
 
@@ -73,9 +87,10 @@ fn line(case: &str, shape: &[usize], t: Timing, bytes: f64, copy_gbs: f64, check
     let gbs = bytes / (ms * 1e-3) / 1e9;
     let keys: usize = shape.iter().product();
     println!(
-        "{{\"case\": \"{case}\", \"shape\": {shape:?}, \"ms\": {ms:.4}, \"ms_b2b\": {:.4}, \"ms_host\": {:.4}, \"Gkeys_per_s\": {:.2}, \"GBps\": {gbs:.1}, \"pct_copy\": {:.1}, \"check\": \"{check}\"}}",
+        "{{\"case\": \"{case}\", \"shape\": {shape:?}, \"ms\": {ms:.4}, \"ms_b2b\": {:.4}, \"ms_host\": {:.4}, \"ms_dev\": {}, \"Gkeys_per_s\": {:.2}, \"GBps\": {gbs:.1}, \"pct_copy\": {:.1}, \"check\": \"{check}\"}}",
         t.b2b,
         t.host,
+        t.dev.map_or("null".to_string(), |d| format!("{d:.4}")),
         keys as f64 / (ms * 1e-3) / 1e9,
         100.0 * gbs / copy_gbs
     );

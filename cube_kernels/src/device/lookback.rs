@@ -314,8 +314,9 @@ fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
 /// `tile - 1 - s`; window `d` holds slots `d * PLANE_DIM ..`) until a prefix (or the row start)
 /// is found — then the plane folds, and unit 0 publishes the tile's inclusive prefix (the fold
 /// combined with `total`) and sets `ctrl[0]` — or a tile stays silent for `spins` rounds — then
-/// `ctrl[1]` names its slot and `depth` keeps the window for the next call. Each unit keeps its slot of every window passed in `hist` (registers), so no shared
-/// memory is exchanged inside the plane (WGSL has no plane barrier).
+/// `ctrl[1]` names its slot and `depth` keeps the window for the next call. Each unit keeps its
+/// slot of every window passed in `hist` (registers), so no shared memory is exchanged inside
+/// the plane (WGSL has no plane barrier).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
