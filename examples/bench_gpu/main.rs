@@ -57,29 +57,103 @@ pub fn launch_copy<R: Runtime>(client: &ComputeClient<R>, src: &Handle, dst: &Ha
     }
 }
 
-/// Mean device time in ms of `reps` calls of `f` issued back to back, from the runtime's own
-/// timestamps (CUDA events on CUDA), so the launch and sync latency of the host clock is left
-/// out as it is from the peers' CUDA events; `None` where the runtime has no device timing.
+/// Writes the device's nanosecond clock (PTX `%globaltimer`), read when this kernel runs, to
+/// `out[2 * slot]` (high word) and `out[2 * slot + 1]` (low word). CUDA only: cubecl 0.10 has
+/// no clock read, so, as in the sort's PTX ballots (`radix_rank_match`), a `#define` written
+/// into the CUDA source through a multi-line comment turns the three plane shuffles below into
+/// clock reads (carrier 1 gives the low word, any other the high one; three carriers, so no
+/// two are the same expression). Where the low word wrapped between the reads (the high words
+/// differ) the later high word and a low word of 0 are kept.
+#[cube(launch_unchecked)]
+fn stamp_kernel(out: &mut Array<u32>, slot: u32) {
+    comment!(
+        "*/\n#define __shfl_sync(mask_, v_, lane_) ([](const unsigned int c_) { unsigned long long t_; asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t_)); return c_ == 1u ? (unsigned int)t_ : (unsigned int)(t_ >> 32); }(v_))\n/*"
+    );
+    let hi = plane_shuffle(0u32, 0u32);
+    let lo = plane_shuffle(1u32, 0u32);
+    let hi_after = plane_shuffle(2u32, 0u32);
+    comment!("*/\n#undef __shfl_sync\n/*");
+    if UNIT_POS == 0 {
+        let s = 2 * slot as usize;
+        out[s] = hi_after;
+        out[s + 1] = select(hi == hi_after, lo, 0u32);
+    }
+}
+
+/// Two device clock stamps ([`stamp_kernel`]) on cubecl's own stream: the interval between them
+/// is the device time of the work issued between them, as CUDA events around it measure it
+/// (cubecl's CUDA streams are non-blocking and not exposed, so events of ours could not bracket
+/// its work, and cubecl's own `profile` times CUDA by the host clock). Each interval also holds
+/// one stamp kernel (a few microseconds; [`device_ms`] with nothing between gives it).
+pub struct Stamps<R: Runtime> {
+    client: ComputeClient<R>,
+    out: Handle,
+}
+
+impl<R: Runtime> Stamps<R> {
+    /// `None` unless the runtime is CUDA (the clock read is CUDA C++).
+    pub fn new(client: &ComputeClient<R>) -> Option<Self> {
+        (R::name(client) == "cuda").then(|| Self {
+            client: client.clone(),
+            out: client.empty(16),
+        })
+    }
+
+    /// Records the device clock in slot 0 (start) or 1 (end) once the work before it is done.
+    pub fn stamp(&self, slot: u32) {
+        // SAFETY: `out` holds 4 words; unit 0 writes words `2 * slot` and `2 * slot + 1`.
+        unsafe {
+            stamp_kernel::launch_unchecked::<R>(
+                &self.client,
+                CubeCount::Static(1, 1, 1),
+                CubeDim::new_1d(32),
+                ArrayArg::from_raw_parts(self.out.clone(), 4),
+                slot,
+            )
+        }
+    }
+
+    /// Nanoseconds from the start stamp to the end stamp (waits for both).
+    pub fn elapsed_ns(&self) -> Option<u64> {
+        let w: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.client.read_one_unchecked(self.out.clone()));
+        let at = |s: usize| (u64::from(w[2 * s]) << 32) | u64::from(w[2 * s + 1]);
+        at(1).checked_sub(at(0)).filter(|&d| d > 0)
+    }
+}
+
+/// Mean device time in ms of `reps` calls of `f` issued back to back, between two clock
+/// stamps ([`Stamps`]), so the launch and sync latency of the host clock is left out as it is
+/// from the peers' CUDA events; `None` where the runtime is not CUDA, or the clock did not move.
 pub fn device_ms<R: Runtime>(
     client: &ComputeClient<R>,
     reps: usize,
-    mut f: impl FnMut() + Send,
+    mut f: impl FnMut(),
 ) -> Option<f64> {
-    let (_, d) = client
-        .profile(
-            move || {
-                for _ in 0..reps {
-                    f();
-                }
-            },
-            "bench_gpu",
-        )
-        .ok()?;
-    if d.timing_method() != cubecl::profile::TimingMethod::Device {
-        return None;
+    let stamps = Stamps::new(client)?;
+    stamps.stamp(0);
+    for _ in 0..reps {
+        f();
     }
-    let ticks = cubecl::future::block_on(d.resolve());
-    Some(ticks.duration().as_secs_f64() * 1e3 / reps as f64)
+    stamps.stamp(1);
+    Some(stamps.elapsed_ns()? as f64 * 1e-6 / reps.max(1) as f64)
+}
+
+/// Prints the median of 20 empty intervals (a start stamp straight after an end stamp): what
+/// each [`device_ms`] figure holds besides the work it times, about one stamp kernel.
+pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
+    let mut d: Vec<f64> = (0..20)
+        .filter_map(|_| device_ms(client, 1, || {}))
+        .collect();
+    if d.len() == 20 {
+        d.sort_by(|a, b| a.total_cmp(b));
+        println!(
+            "device clock (stamp kernels): empty interval {:.4} ms (median of 20; min {:.4}, max {:.4})",
+            d[10], d[0], d[19]
+        );
+    } else {
+        println!("device clock (stamp kernels): not available on this runtime");
+    }
 }
 
 fn main() {

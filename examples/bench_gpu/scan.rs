@@ -7,8 +7,8 @@
 //! Every case is first checked against the CPU reference on fresh random data, then timed:
 //! 3 warm-up calls, then `reps` calls back to back and one sync; the figure is the mean time per
 //! call (host wall clock), so launch overhead counts. Then the same calls again timed by the
-//! runtime's device timestamps (`device`: CUDA events on CUDA), as the peers' CUDA events time
-//! them. The device copy of 2^28 f32 (a vectorised
+//! device clock between two stamp kernels (`device`: CUDA only, see
+//! [`super::Stamps`]), as the peers' CUDA events time them. The device copy of 2^28 f32 (a vectorised
 //! CubeCL copy kernel) is measured in the same run and is the floor each scan is compared with.
 
 use super::DEFAULT_RUNTIME;
@@ -32,7 +32,7 @@ struct Row {
 fn time_ms<R: Runtime>(
     client: &ComputeClient<R>,
     reps: usize,
-    mut f: impl FnMut() + Send,
+    mut f: impl FnMut(),
 ) -> (f64, Option<f64>) {
     for _ in 0..3 {
         f();
@@ -317,6 +317,7 @@ fn run<R: Runtime>(
         return;
     }
 
+    super::print_stamp_interval(&client);
     // The floor: a vectorised device copy of 2^28 f32 (read + write).
     let n = 1usize << 28;
     let src = client.create_from_slice(bytemuck::cast_slice(&random_f32(n, 1, 0.0, 1.0)));

@@ -18,7 +18,8 @@
 //! sync; the figure is the median (host wall clock, so launch overhead counts). `ms_b2b`: the
 //! mean of `reps` calls issued back to back, one sync at the end; `ms_host`: the median time
 //! the host spends issuing one call (before its sync); `ms_dev`: the median device time of one
-//! call (the runtime's timestamps around it: CUDA events on CUDA, as the peers are timed). A
+//! call (two device clock stamps around it, CUDA only: see [`super::Stamps`]; as the peers'
+//! CUDA events time them). A
 //! device copy (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
 
 use super::DEFAULT_RUNTIME;
@@ -43,11 +44,7 @@ struct Timing {
     dev: Option<f64>,
 }
 
-fn median_ms<R: Runtime>(
-    client: &ComputeClient<R>,
-    reps: usize,
-    mut f: impl FnMut() + Send,
-) -> Timing {
+fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Timing {
     let sync = || cubecl::future::block_on(client.sync()).unwrap();
     for _ in 0..3 {
         f();
@@ -211,6 +208,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     let big = if small { 1usize << 22 } else { 1 << 28 };
     let reps = 20;
 
+    super::print_stamp_interval(&client);
     // Floor: device copy of `big` u32 (read + write).
     let src: Vec<u32> = (0..big).map(|_| rng.random()).collect();
     let a = client.create_from_slice(bytemuck::cast_slice(&src));
