@@ -152,7 +152,7 @@ pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
             d[10], d[0], d[19]
         );
     } else {
-        println!("device clock (stamp kernels): not available on this runtime");
+        println!("device clock (stamp kernels): none (the runtime is not CUDA, or the clock did not move)");
     }
 }
 

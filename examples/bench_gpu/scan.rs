@@ -7,9 +7,9 @@
 //! Every case is first checked against the CPU reference on fresh random data, then timed:
 //! 3 warm-up calls, then `reps` calls back to back and one sync; the figure is the mean time per
 //! call (host wall clock), so launch overhead counts. Then the same calls again timed by the
-//! device clock between two stamp kernels (`device`: CUDA only, see
-//! [`super::Stamps`]), as the peers' CUDA events time them. The device copy of 2^28 f32 (a vectorised
-//! CubeCL copy kernel) is measured in the same run and is the floor each scan is compared with.
+//! device clock between two stamp kernels (`device`: CUDA only, see [`super::Stamps`]), as
+//! the peers' CUDA events time them. The device copy of 2^28 f32 (a vectorised CubeCL copy
+//! kernel) is measured in the same run and is the floor each scan is compared with.
 
 use super::DEFAULT_RUNTIME;
 use cubecl::prelude::*;

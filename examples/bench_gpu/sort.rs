@@ -19,8 +19,8 @@
 //! mean of `reps` calls issued back to back, one sync at the end; `ms_host`: the median time
 //! the host spends issuing one call (before its sync); `ms_dev`: the median device time of one
 //! call (two device clock stamps around it, CUDA only: see [`super::Stamps`]; as the peers'
-//! CUDA events time them). A
-//! device copy (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
+//! CUDA events time them). A device copy (a CubeCL copy kernel, read + write) is measured in
+//! the same run as the floor.
 
 use super::DEFAULT_RUNTIME;
 use cubecl::prelude::*;
