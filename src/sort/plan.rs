@@ -35,6 +35,15 @@ const DEVICE_TILES: [(u32, u32); 6] = [(256, 16), (256, 8), (128, 8), (64, 8), (
 /// ms; 7.37 with 256 × 20, 7.48 with 512 × 16). (Before them, stop 14, 512 × 16 was the slowest
 /// argsort tile, 15.07 ms, and 512 × 12 the fastest.)
 const PAIRS_TILE: (u32, u32) = (512, 16);
+/// The tile tried before [`DEVICE_TILES`] by keys-only passes of 4-byte keys ranked by ballots.
+/// Measured on an H100 (2^28 keys, `bench_gpu sort cuda --keys --tile T`, device clock,
+/// BENCHMARKS.md stop 31): u32 keys 6.57-6.58 ms with 384 × 20 in two processes, against 8.15-8.19
+/// with 256 × 16 (the tile before), 7.28-7.30 with 384 × 16, 7.69 with 256 × 20, 8.19 with
+/// 256 × 24, 8.27-8.29 with 320 × 16, 8.39-8.40 with 384 × 12, 9.06-9.08 with 384 × 24 and 9.12
+/// with 448 × 16; i32 keys 6.58-6.64 with 384 × 20 against 7.91-7.98. CuPy's CUB sort took
+/// 6.76-6.88 ms there. Not yet measured on the H200, where 256 × 16 had been the fastest of the
+/// tiles tried (stop 22: 384 × 16 3 % slower).
+const KEYS_TILE: (u32, u32) = (384, 20);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
 /// (else the plan's choice among [`ROW_TILES`]).
@@ -361,6 +370,7 @@ impl SortPlan {
             });
         }
         let pairs_tiles = !onesweep && cfg_of((32, 1)).plane_ops && dks <= 4 && dvs == 4;
+        let keys_tiles = !onesweep && cfg_of((32, 1)).plane_ops && dks == 4 && dvs == 0;
         let cfg = match opts.tuning {
             Some(t) => {
                 let c = RadixConfig {
@@ -382,10 +392,15 @@ impl SortPlan {
             }
             None => pairs_tiles
                 .then_some(PAIRS_TILE)
+                .or(keys_tiles.then_some(KEYS_TILE))
                 .into_iter()
                 .chain(DEVICE_TILES)
                 .map(cfg_of)
-                .find(|c| c.threads >= min_threads && dev_bytes(*c) <= shared)
+                .find(|c| {
+                    c.threads >= min_threads
+                        && (!c.plane_ops || c.threads.is_multiple_of(c.plane_max))
+                        && dev_bytes(*c) <= shared
+                })
                 .ok_or_else(|| {
                     Error::Unsupported(format!(
                         "no radix tile fits in the device's {shared} bytes of shared memory"
