@@ -774,7 +774,8 @@ fn ptx_ballot_kernels() {
 /// bench's kernels: the histogram (full tiles) and scatter of the u32 sort, the scatter of the
 /// f32 argsort (first pass: positions; later passes: loaded u32 indices), the first and last
 /// passes of the packed argsort, and the in-cube row
-/// sort of f32 with indices, on the device tile (256 units x 16 keys) with the ballot ranking
+/// sort of f32 with indices, on the tile 256 units x 16 keys (`CUBEPRIM_DUMP_SORT_TILE=384x20`
+/// picks another; `CUBEPRIM_DUMP_SORT_SHIFT` the full-tile kernels' digit) with the ballot ranking
 /// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_PTX_BALLOT=0`); and onesweep's histogram
 /// and pass of the u32 and the i32 sorts.
 #[test]
@@ -784,14 +785,30 @@ fn dump() {
     };
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = CFGS[1];
+    // `CUBEPRIM_DUMP_SORT_TILE=UNITSxKEYS`: another tile than 256 x 16.
+    let (threads, items) = std::env::var("CUBEPRIM_DUMP_SORT_TILE")
+        .ok()
+        .and_then(|t| {
+            let (a, b) = t.split_once('x')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or((cfg.threads, cfg.items));
     let cfg = RadixConfig {
+        threads,
+        items,
         wide_counts: false,
         ptx_ballot: std::env::var("CUBEPRIM_PTX_BALLOT").as_deref() != Ok("0"),
         ..cfg
     };
     let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();
+    // `CUBEPRIM_DUMP_SORT_SHIFT=8`: the digit at another shift than 0 (ptxas gave the scatter of
+    // 256 x 16 48 registers at shifts 0 and 24, 62-64 at 8 and 16; BENCHMARKS.md stop 20).
+    let shift = std::env::var("CUBEPRIM_DUMP_SORT_SHIFT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
     let full = PassTiles::Full {
-        digit: Some((0, 8, false)),
+        digit: Some((shift, 8, false)),
     };
     let name = "radix_histogram_u32_full";
     let (cuda, _) = compile_both(name, || define_histogram::<u32>(name, cfg, false, full, 4));
