@@ -288,7 +288,9 @@ fn lengths_around_tiles_and_powers_of_two() {
 /// Forced tile shapes of the device-wide passes, with one-bit ranking (32-bit counters) and
 /// two-bit ranking (64-bit counters, where the runtime has them), and 12 keys per unit as in the
 /// key-value passes' tile on large devices (512 x 12; its 512 units need 64 planes' ballot
-/// counters on lavapipe's 8-wide planes, more than its 32 KiB of shared memory).
+/// counters on lavapipe's 8-wide planes, more than its 32 KiB of shared memory), and 96 x 5:
+/// units that are 3 x 2^k, as in the keys-only tile of CUDA's plan (384 x 20, too large for
+/// lavapipe's shared memory), with an odd count of keys each.
 #[test]
 fn tuned_tiles_and_one_bit_ranking() {
     let Some(c) = client() else { return };
@@ -302,6 +304,7 @@ fn tuned_tiles_and_one_bit_ranking() {
             (128, 8, false),
             (64, 4, true),
             (64, 12, false),
+            (96, 5, false),
         ] {
             let opts = ranked(p).tuning(SortTuning {
                 threads,
