@@ -288,13 +288,7 @@ fn dump() {
     std::fs::write(format!("{dir}/{name}.metal"), msl).unwrap();
     // The 1-D f32 cumsum of the H200 bench: the long tile (or CUBEPRIM_DUMP_TILE=UNITSxVECTORS)
     // of vec4, plain polling loads.
-    let (threads, vpt) = std::env::var("CUBEPRIM_DUMP_TILE")
-        .ok()
-        .and_then(|t| {
-            let (a, b) = t.split_once('x')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
-        })
-        .unwrap_or(cubeprim::scan::LONG_TILE);
+    let (threads, vpt) = env_tile("CUBEPRIM_DUMP_TILE").unwrap_or(cubeprim::scan::LONG_TILE);
     let stage = std::env::var("CUBEPRIM_DUMP_STAGE").as_deref() != Ok("0");
     let cfg = TileConfig {
         threads,

@@ -786,13 +786,7 @@ fn dump() {
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = CFGS[1];
     // `CUBEPRIM_DUMP_SORT_TILE=UNITSxKEYS`: another tile than 256 x 16.
-    let (threads, items) = std::env::var("CUBEPRIM_DUMP_SORT_TILE")
-        .ok()
-        .and_then(|t| {
-            let (a, b) = t.split_once('x')?;
-            Some((a.parse().ok()?, b.parse().ok()?))
-        })
-        .unwrap_or((cfg.threads, cfg.items));
+    let (threads, items) = env_tile("CUBEPRIM_DUMP_SORT_TILE").unwrap_or((cfg.threads, cfg.items));
     let cfg = RadixConfig {
         threads,
         items,

@@ -338,12 +338,15 @@ impl SortPlan {
                 + 256
                 + extra
         };
-        let fits = |c: &RadixConfig| {
+        // Units a cube can launch: at least a plane's worth for the ranking, a whole count of
+        // planes where tiles are ranked by ballots.
+        let units_fit = |c: &RadixConfig| {
             c.threads >= min_threads
                 && c.threads <= 1024
                 && (!c.plane_ops || c.threads.is_multiple_of(c.plane_max))
-                && row_bytes(*c) <= shared
-                && c.tile_len() as usize >= n.max(1)
+        };
+        let fits = |c: &RadixConfig| {
+            units_fit(c) && row_bytes(*c) <= shared && c.tile_len() as usize >= n.max(1)
         };
         let row_tile = row_tile_override()
             .map(cfg_of)
@@ -369,20 +372,16 @@ impl SortPlan {
                 packed: false,
             });
         }
-        let pairs_tiles = !onesweep && cfg_of((32, 1)).plane_ops && dks <= 4 && dvs == 4;
-        let keys_tiles = !onesweep && cfg_of((32, 1)).plane_ops && dks == 4 && dvs == 0;
+        let ballots = !onesweep && cfg_of((32, 1)).plane_ops;
+        let pairs_tiles = ballots && dks <= 4 && dvs == 4;
+        let keys_tiles = ballots && dks == 4 && dvs == 0;
         let cfg = match opts.tuning {
             Some(t) => {
                 let c = RadixConfig {
                     wide_counts: t.wide_counts && wide_counts,
                     ..cfg_of((t.threads, t.items))
                 };
-                if c.threads < min_threads
-                    || (c.plane_ops && !c.threads.is_multiple_of(c.plane_max))
-                    || c.threads > 1024
-                    || c.items == 0
-                    || dev_bytes(c) > shared
-                {
+                if !units_fit(&c) || c.items == 0 || dev_bytes(c) > shared {
                     return Err(Error::Unsupported(format!(
                         "a radix tile of {} units x {} keys does not fit this device",
                         t.threads, t.items
@@ -396,11 +395,7 @@ impl SortPlan {
                 .into_iter()
                 .chain(DEVICE_TILES)
                 .map(cfg_of)
-                .find(|c| {
-                    c.threads >= min_threads
-                        && (!c.plane_ops || c.threads.is_multiple_of(c.plane_max))
-                        && dev_bytes(*c) <= shared
-                })
+                .find(|c| units_fit(c) && dev_bytes(*c) <= shared)
                 .ok_or_else(|| {
                     Error::Unsupported(format!(
                         "no radix tile fits in the device's {shared} bytes of shared memory"

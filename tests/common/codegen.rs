@@ -27,6 +27,14 @@ pub fn settings(name: &str, threads: u32) -> (KernelBuilder, KernelSettings) {
     (b, s)
 }
 
+/// A tile `UNITSxN` from the environment variable `var` (the dumps' tile overrides), if set
+/// and well formed.
+pub fn env_tile(var: &str) -> Option<(u32, u32)> {
+    let t = std::env::var(var).ok()?;
+    let (a, b) = t.split_once('x')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
 /// Registers `E` as the storage type of the kernel's generic parameter `M`.
 pub fn register<E: CubePrimitive, M: 'static>(b: &mut KernelBuilder) {
     b.scope
