@@ -1,11 +1,12 @@
 //! The sort family.
 //!
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
-//! [--rows-only] [--core] [--keys] [--split] [--packed] [--tile UNITSxKEYS]` (`--rows-only`: the copy
-//! floor, the row sorts, top-k and searchsorted; no 1-D sorts. `--core`: the copy floor, the 1-D
-//! u32 and i32 sorts, the f32 argsorts, the argsort of long rows and the row sort with indices
-//! only. `--keys`: the copy floor and the 1-D u32 and i32 sorts only, then the u32 sort again
-//! and an i32 sort of the u32 keys' order bits.
+//! [--rows-only] [--core] [--keys] [--argsort] [--split] [--packed] [--tile UNITSxKEYS]`
+//! (`--rows-only`: the copy floor, the row sorts, top-k and searchsorted; no 1-D sorts. `--core`:
+//! the copy floor, the 1-D u32 and i32 sorts, the f32 argsorts, the argsort of long rows and the
+//! row sort with indices only. `--keys`: the copy floor and the 1-D u32 and i32 sorts only, then
+//! the u32 sort again and an i32 sort of the u32 keys' order bits. `--argsort`: the copy floor
+//! and the 1-D f32 argsorts only (with `--tile`, a sweep of the packed argsort's tile).
 //! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
 //! ballots, for comparison.
 //! `--packed`: also the f32 argsorts through the key-value passes (`pack_indices(false)`), to
@@ -159,6 +160,7 @@ struct Cases {
     rows_only: bool,
     core: bool,
     keys_only: bool,
+    argsort_only: bool,
     packed: bool,
     opts: SortOptions,
 }
@@ -199,6 +201,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         rows_only,
         core,
         keys_only,
+        argsort_only,
         packed,
         opts,
     } = cases;
@@ -230,20 +233,21 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         let u32_case = |ws: &mut Workspace<R>, src: &[u32], label: &str| {
             keys_case(&client, ws, opts, src, U32_ORDER, label, reps, copy_gbs)
         };
-        u32_case(&mut ws, &src, "sort u32 keys");
-        // i32 keys only (issue 4 names u32 and i32 alike: in `--core` too).
-        let src_i: Vec<i32> = (0..big).map(|_| rng.random()).collect();
-        keys_case(
-            &client,
-            &mut ws,
-            opts,
-            &src_i,
-            I32_ORDER,
-            "sort i32 keys",
-            reps,
-            copy_gbs,
-        );
-        drop(src_i);
+        if !argsort_only {
+            u32_case(&mut ws, &src, "sort u32 keys");
+            // i32 keys only (issue 4 names u32 and i32 alike: in `--core` too).
+            let src_i: Vec<i32> = (0..big).map(|_| rng.random()).collect();
+            keys_case(
+                &client,
+                &mut ws,
+                opts,
+                &src_i,
+                I32_ORDER,
+                "sort i32 keys",
+                reps,
+                copy_gbs,
+            );
+        }
         if keys_only {
             // Whether the i32 sort's time is its data or its turn: the u32 keys again, then
             // i32 keys whose order bits are the u32 keys' own (the same passes, same data).
@@ -296,6 +300,9 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                     &check,
                 );
             }
+        }
+        if argsort_only {
+            return;
         }
         // Rows too long for one cube: argsort through the device-wide passes, row by row in one
         // launch per pass (the packed argsort; every row checked against the CPU).
@@ -467,6 +474,7 @@ pub fn main(args: Vec<String>) {
         rows_only: flag("--rows-only"),
         core: flag("--core"),
         keys_only: flag("--keys"),
+        argsort_only: flag("--argsort"),
         packed: flag("--packed"),
         opts,
     };
