@@ -290,7 +290,8 @@ fn lengths_around_tiles_and_powers_of_two() {
 /// key-value passes' tile on large devices (512 x 12; its 512 units need 64 planes' ballot
 /// counters on lavapipe's 8-wide planes, more than its 32 KiB of shared memory), and 96 x 5:
 /// units that are 3 x 2^k, as in the keys-only tile of CUDA's plan (384 x 20, too large for
-/// lavapipe's shared memory), with an odd count of keys each.
+/// lavapipe's shared memory), with an odd count of keys each, and 96 x 8 as the packed
+/// argsort's 8-byte tile there (384 x 16).
 #[test]
 fn tuned_tiles_and_one_bit_ranking() {
     let Some(c) = client() else { return };
@@ -305,6 +306,7 @@ fn tuned_tiles_and_one_bit_ranking() {
             (64, 4, true),
             (64, 12, false),
             (96, 5, false),
+            (96, 8, false),
         ] {
             let opts = ranked(p).tuning(SortTuning {
                 threads,

@@ -44,6 +44,17 @@ const PAIRS_TILE: (u32, u32) = (512, 16);
 /// 6.76-6.88 ms there. Not yet measured on the H200, where 256 × 16 had been the fastest of the
 /// tiles tried (stop 22: 384 × 16 3 % slower).
 const KEYS_TILE: (u32, u32) = (384, 20);
+/// The tile tried before [`DEVICE_TILES`] by keys-only passes of 8-byte keys ranked by ballots:
+/// the packed argsort's words (key order bits and index in one u64), and u64 / i64 / f64 keys,
+/// which run the same kernels. Measured on an H100 with the packed argsort (2^28 f32, stable,
+/// `bench_gpu sort cuda --argsort --tile T`, device clock, BENCHMARKS.md stop 32): u32 indices
+/// 9.98-9.99 ms with 384 × 16 in two processes, against 10.77-10.79 with 256 × 16 (the tile
+/// before), 10.16 with 384 × 18, 10.50 with 320 × 16, 10.62 with 256 × 20, 10.88 with 512 × 12,
+/// 11.28 with 384 × 12, 11.52 with 256 × 12, 11.92 with 384 × 20, 11.98 with 384 × 14, 12.24
+/// with 448 × 16, 12.60 with 512 × 8; `torch.argsort(stable=True)` took 13.49 there. u64 keys
+/// were not timed. On the H200, before CUB's PTX ballots (stop 22), 256 × 16 had been the
+/// fastest and 384 × 16 7 % slower; not yet measured there since.
+const WIDE_KEYS_TILE: (u32, u32) = (384, 16);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
 /// (else the plan's choice among [`ROW_TILES`]).
@@ -372,9 +383,15 @@ impl SortPlan {
                 packed: false,
             });
         }
+        // The tile tried first where tiles are ranked by ballots (else the listed tiles only).
         let ballots = !onesweep && cfg_of((32, 1)).plane_ops;
-        let pairs_tiles = ballots && dks <= 4 && dvs == 4;
-        let keys_tiles = ballots && dks == 4 && dvs == 0;
+        let first_tile = match (dks, dvs) {
+            (..=4, 4) => Some(PAIRS_TILE),
+            (4, 0) => Some(KEYS_TILE),
+            (8, 0) => Some(WIDE_KEYS_TILE),
+            _ => None,
+        }
+        .filter(|_| ballots);
         let cfg = match opts.tuning {
             Some(t) => {
                 let c = RadixConfig {
@@ -389,9 +406,7 @@ impl SortPlan {
                 }
                 c
             }
-            None => pairs_tiles
-                .then_some(PAIRS_TILE)
-                .or(keys_tiles.then_some(KEYS_TILE))
+            None => first_tile
                 .into_iter()
                 .chain(DEVICE_TILES)
                 .map(cfg_of)
