@@ -1,12 +1,13 @@
 //! The sort family.
 //!
 //! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
-//! [--rows-only] [--core] [--keys] [--argsort] [--split] [--packed] [--tile UNITSxKEYS]`
+//! [--rows-only] [--core] [--keys] [--argsort] [--wide] [--split] [--packed] [--tile UNITSxKEYS]`
 //! (`--rows-only`: the copy floor, the row sorts, top-k and searchsorted; no 1-D sorts. `--core`:
 //! the copy floor, the 1-D u32 and i32 sorts, the f32 argsorts, the argsort of long rows and the
 //! row sort with indices only. `--keys`: the copy floor and the 1-D u32 and i32 sorts only, then
 //! the u32 sort again and an i32 sort of the u32 keys' order bits. `--argsort`: the copy floor
-//! and the 1-D f32 argsorts only (with `--tile`, a sweep of the packed argsort's tile).
+//! and the 1-D f32 argsorts only (with `--tile`, a sweep of the packed argsort's tile). `--wide`:
+//! the copy floor and a 1-D sort of u64 keys only, half as many keys as the u32 sorts.
 //! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
 //! ballots, for comparison.
 //! `--packed`: also the f32 argsorts through the key-value passes (`pack_indices(false)`), to
@@ -116,18 +117,19 @@ fn check_argsort<E: SortElement>(keys: &[E], idx: &[u32]) -> Result<(), String> 
     Ok(())
 }
 
-/// O(n) check of a 1-D keys-only sort: ascending, same multiset (histogram of the low 16 bits
-/// and sums of the values).
-fn check_sorted_u32(input: &[u32], out: &[u32]) -> Result<(), String> {
+/// O(n) check of a 1-D keys-only sort by the keys' order (u32 or u64): ascending, same multiset
+/// (histogram of the low 16 bits and sums of the values).
+fn check_sorted<O: Copy + Ord + Into<u64>>(input: &[O], out: &[O]) -> Result<(), String> {
     if out.windows(2).any(|w| w[0] > w[1]) {
         return Err("not sorted".into());
     }
-    let sig = |v: &[u32]| {
+    let sig = |v: &[O]| {
         let mut h = vec![0u32; 65536];
         let mut s = 0u64;
         for &x in v {
+            let x: u64 = x.into();
             h[(x & 0xffff) as usize] += 1;
-            s = s.wrapping_add(x as u64 * 0x9e37_79b9);
+            s = s.wrapping_add(x.wrapping_mul(0x9e37_79b9));
         }
         (h, s)
     };
@@ -161,39 +163,40 @@ struct Cases {
     core: bool,
     keys_only: bool,
     argsort_only: bool,
+    wide: bool,
     packed: bool,
     opts: SortOptions,
 }
 
-/// Times the keys-only sort of `src` and checks it through `order`, the keys' order as u32.
+/// Times the keys-only sort of `src` and checks it through `order`, the keys' order as u32 or
+/// u64.
 #[allow(clippy::too_many_arguments)]
-fn keys_case<R: Runtime, T: cubeprim::Element>(
+fn keys_case<R: Runtime, T: cubeprim::Element, O: Copy + Ord + Into<u64>>(
     client: &ComputeClient<R>,
     ws: &mut Workspace<R>,
     opts: SortOptions,
     src: &[T],
-    order: fn(&T) -> u32,
+    order: fn(&T) -> O,
     label: &str,
     reps: usize,
     copy_gbs: f64,
 ) {
     let x = DeviceTensor::<R>::from_slice(client, src, &[src.len()]);
     let out = cubeprim::sort(client, &x, opts, ws).unwrap();
-    let as_u = |v: &[T]| v.iter().map(order).collect::<Vec<u32>>();
-    let check = ok(check_sorted_u32(
-        &as_u(src),
-        &as_u(&out.to_vec::<T>(client)),
-    ));
+    let as_u = |v: &[T]| v.iter().map(order).collect::<Vec<O>>();
+    let check = ok(check_sorted(&as_u(src), &as_u(&out.to_vec::<T>(client))));
     let ms = median_ms(client, reps, || {
         cubeprim::sort(client, &x, opts, ws).unwrap();
     });
     let n = src.len();
-    line(label, &[n], ms, 8.0 * n as f64, copy_gbs, &check);
+    let bytes = 2.0 * std::mem::size_of::<T>() as f64 * n as f64;
+    line(label, &[n], ms, bytes, copy_gbs, &check);
 }
 
 /// The order of u32 keys, and of i32 keys (the sign bit flipped).
 const U32_ORDER: fn(&u32) -> u32 = |&u| u;
 const I32_ORDER: fn(&i32) -> u32 = |&i| i as u32 ^ 0x8000_0000;
+const U64_ORDER: fn(&u64) -> u64 = |&u| u;
 
 fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     let Cases {
@@ -202,6 +205,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         core,
         keys_only,
         argsort_only,
+        wide,
         packed,
         opts,
     } = cases;
@@ -227,6 +231,16 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         "ok",
     );
     drop((a, b));
+    if wide {
+        // u64 keys-only, half as many keys as `big` (the same bytes as `big` u32 keys).
+        drop(src);
+        let src: Vec<u64> = (0..big / 2).map(|_| rng.random()).collect();
+        let label = "sort u64 keys";
+        keys_case(
+            &client, &mut ws, opts, &src, U64_ORDER, label, reps, copy_gbs,
+        );
+        return;
+    }
 
     // The 1-D cases (skipped with `--rows-only`).
     if !rows_only {
@@ -475,6 +489,7 @@ pub fn main(args: Vec<String>) {
         core: flag("--core"),
         keys_only: flag("--keys"),
         argsort_only: flag("--argsort"),
+        wide: flag("--wide"),
         packed: flag("--packed"),
         opts,
     };
