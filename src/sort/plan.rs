@@ -52,8 +52,9 @@ const KEYS_TILE: (u32, u32) = (384, 20);
 /// before), 10.16 with 384 × 18, 10.50 with 320 × 16, 10.62 with 256 × 20, 10.88 with 512 × 12,
 /// 11.28 with 384 × 12, 11.52 with 256 × 12, 11.92 with 384 × 20, 11.98 with 384 × 14, 12.24
 /// with 448 × 16, 12.60 with 512 × 8; `torch.argsort(stable=True)` took 13.49 there. u64 keys
-/// were not timed. On the H200, before CUB's PTX ballots (stop 22), 256 × 16 had been the
-/// fastest and 384 × 16 7 % slower; not yet measured there since.
+/// (2^27, `--wide`, stop 33): 11.06-11.07 ms against 12.79 with 256 × 16. On the H200, before
+/// CUB's PTX ballots (stop 22), 256 × 16 had been the fastest and 384 × 16 7 % slower; not yet
+/// measured there since.
 const WIDE_KEYS_TILE: (u32, u32) = (384, 16);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
