@@ -41,8 +41,9 @@ const PAIRS_TILE: (u32, u32) = (512, 16);
 /// with 256 × 16 (the tile before), 7.28-7.30 with 384 × 16, 7.69 with 256 × 20, 8.19 with
 /// 256 × 24, 8.27-8.29 with 320 × 16, 8.39-8.40 with 384 × 12, 9.06-9.08 with 384 × 24 and 9.12
 /// with 448 × 16; i32 keys 6.58-6.64 with 384 × 20 against 7.91-7.98. CuPy's CUB sort took
-/// 6.76-6.88 ms there. Not yet measured on the H200, where 256 × 16 had been the fastest of the
-/// tiles tried (stop 22: 384 × 16 3 % slower).
+/// 6.76-6.88 ms there. On the H200 (stop 33, same measure): u32 keys 5.96-5.98 ms with 384 × 20
+/// in three processes against 6.45-6.47 with 256 × 16 in two, i32 5.97-5.99; CuPy's CUB sort
+/// 6.78 ms in the same call.
 const KEYS_TILE: (u32, u32) = (384, 20);
 /// The tile tried before [`DEVICE_TILES`] by keys-only passes of 8-byte keys ranked by ballots:
 /// the packed argsort's words (key order bits and index in one u64), and u64 / i64 / f64 keys,
@@ -52,9 +53,10 @@ const KEYS_TILE: (u32, u32) = (384, 20);
 /// before), 10.16 with 384 × 18, 10.50 with 320 × 16, 10.62 with 256 × 20, 10.88 with 512 × 12,
 /// 11.28 with 384 × 12, 11.52 with 256 × 12, 11.92 with 384 × 20, 11.98 with 384 × 14, 12.24
 /// with 448 × 16, 12.60 with 512 × 8; `torch.argsort(stable=True)` took 13.49 there. u64 keys
-/// (2^27, `--wide`, stop 33): 11.06-11.07 ms against 12.79 with 256 × 16. On the H200, before
-/// CUB's PTX ballots (stop 22), 256 × 16 had been the fastest and 384 × 16 7 % slower; not yet
-/// measured there since.
+/// (2^27, `--wide`, stop 33): 11.06-11.07 ms against 12.79 with 256 × 16. On the H200 (stop 33)
+/// the other way round: the argsort took 8.73-8.76 ms with 384 × 16 in two processes and 8.29
+/// with 256 × 16 in one (`torch.argsort` 11.78). Both cards are sm_90 with 132 SMs and differ in
+/// their memory; the plan keeps one tile for both (the H200's figure is within issue 4's 9 ms).
 const WIDE_KEYS_TILE: (u32, u32) = (384, 16);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
