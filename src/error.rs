@@ -18,6 +18,13 @@ pub enum Error {
     ScratchTooSmall { needed: usize, available: usize },
     #[error("output too small: {needed} elements needed, the output holds {got}")]
     OutputTooSmall { needed: usize, got: usize },
+    #[error(
+        "a buffer of {bytes} bytes is past the device's largest buffer ({max} bytes): \
+         split the call into smaller ones"
+    )]
+    BufferTooLarge { bytes: usize, max: usize },
+    #[error("workspace used where it cannot be: {0}")]
+    WorkspaceMismatch(String),
     #[error("unsupported: {0}")]
     Unsupported(String),
 }

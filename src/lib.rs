@@ -30,6 +30,7 @@
 //! host side: planning and dispatch, scratch ([`Workspace`]), errors ([`Error`]) and the CPU
 //! implementation of every op ([`cpu`]).
 
+mod alloc;
 #[cfg(feature = "burn")]
 pub mod burn;
 #[cfg(feature = "candle")]
@@ -50,6 +51,7 @@ mod tensor;
 pub mod unique;
 mod workspace;
 
+pub use alloc::max_buffer_bytes;
 pub use count::Len;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};

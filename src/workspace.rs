@@ -15,6 +15,11 @@ pub struct Workspace<R: Runtime> {
     handle: Option<Handle>,
     bytes: usize,
     growable: bool,
+    /// The device (its client's properties, shared by every client of one server) and the
+    /// cubecl stream of the first use.
+    owner: Option<(usize, u64)>,
+    /// Asked of [`Workspace::with_capacity`] past the device's largest buffer.
+    oversized: Option<usize>,
     epoch: u32,
     counter: u32,
     /// Bytes from the start of the buffer known to hold only look-back state (zero or tagged with
@@ -49,6 +54,8 @@ impl<R: Runtime> Workspace<R> {
             handle: None,
             bytes: 0,
             growable: true,
+            owner: None,
+            oversized: None,
             epoch: 0,
             counter: 0,
             clean_bytes: 0,
@@ -59,14 +66,28 @@ impl<R: Runtime> Workspace<R> {
     }
 
     /// A workspace of exactly `bytes`; calls that need more fail with
-    /// [`Error::ScratchTooSmall`] instead of allocating.
+    /// [`Error::ScratchTooSmall`] instead of allocating. A size past the device's largest buffer
+    /// ([`max_buffer_bytes`](crate::max_buffer_bytes)) allocates nothing, and every call that
+    /// needs scratch then fails with [`Error::BufferTooLarge`] ([`Workspace::try_with_capacity`]
+    /// says so at once).
     pub fn with_capacity(client: &ComputeClient<R>, bytes: usize) -> Self {
+        Self::try_with_capacity(client, bytes).unwrap_or_else(|_| {
+            let mut ws = Self::new();
+            ws.growable = false;
+            ws.oversized = Some(bytes);
+            ws
+        })
+    }
+
+    /// [`Workspace::with_capacity`], or [`Error::BufferTooLarge`] when `bytes` is past the
+    /// device's largest buffer.
+    pub fn try_with_capacity(client: &ComputeClient<R>, bytes: usize) -> Result<Self> {
         let mut ws = Self::new();
         ws.growable = false;
         if bytes > 0 {
-            ws.allocate(client, bytes);
+            ws.allocate(client, bytes)?;
         }
-        ws
+        Ok(ws)
     }
 
     /// Bytes held.
@@ -74,27 +95,25 @@ impl<R: Runtime> Workspace<R> {
         self.bytes
     }
 
-    fn allocate(&mut self, client: &ComputeClient<R>, bytes: usize) {
+    fn allocate(&mut self, client: &ComputeClient<R>, bytes: usize) -> Result<()> {
         let bytes = bytes.div_ceil(4) * 4;
-        self.handle = Some(client.empty(bytes));
+        self.handle = Some(crate::alloc::empty(client, bytes)?);
         self.bytes = bytes;
-        self.reset(client);
-    }
-
-    fn reset(&mut self, client: &ComputeClient<R>) {
-        let words = self.bytes / 4;
-        let handle = self.handle.clone().expect("allocated");
-        let cubes = words.div_ceil(256) as u32;
-        fill_u32::launch::<R>(
-            client,
-            crate::device::cube_count_2d(cubes),
-            CubeDim::new_1d(256),
-            unsafe { ArrayArg::from_raw_parts(handle, words) },
-            0u32,
-        );
+        // A new buffer holds garbage: the first lease clears the state it uses.
+        self.clean_bytes = 0;
         self.epoch = 0;
         self.counter = 0;
-        self.clean_bytes = self.bytes;
+        Ok(())
+    }
+
+    /// Zeroes the state prefix `[0, to)` and restarts epochs and tile tickets. Nothing past `to`
+    /// is touched: a lease nested in another (the scans of a device-wide sort) may restart
+    /// while the enclosing lease's temp region, which starts past its state, is live.
+    fn restart(&mut self, client: &ComputeClient<R>, to: usize) {
+        self.clear(client, 0, to);
+        self.epoch = 0;
+        self.counter = 0;
+        self.clean_bytes = to;
     }
 
     /// Zeroes the words of `[from, to)` (bytes, multiples of 4).
@@ -119,16 +138,50 @@ impl<R: Runtime> Workspace<R> {
         );
     }
 
+    /// Moves the epoch so that the look-back state wraps around (and restarts) at the lease
+    /// after the next `leases`: a test reaches the wrap in a few calls instead of thousands.
+    #[doc(hidden)]
+    pub fn wrap_epoch_after_for_test(&mut self, leases: u32) {
+        self.epoch = MAX_EPOCH - leases.min(MAX_EPOCH);
+    }
+
+    /// Binds the workspace to the device and stream of its first use, and refuses any other.
+    ///
+    /// cubecl orders a buffer's uses across streams only against the stream that allocated it,
+    /// so scratch written on two streams (two threads, on CUDA) could be overwritten while a
+    /// kernel of the other still reads it; and a handle of another device's client is not
+    /// checked by cubecl at all. Neither can be made safe here, so both are typed errors.
+    fn check_owner(&mut self, client: &ComputeClient<R>) -> Result<()> {
+        let device = client.properties() as *const _ as usize;
+        let stream = cubecl::stream_id::StreamId::current().value;
+        match self.owner {
+            None => {
+                self.owner = Some((device, stream));
+                Ok(())
+            }
+            Some((d, _)) if d != device => Err(Error::WorkspaceMismatch(
+                "this workspace belongs to another device's client: use one workspace per device"
+                    .into(),
+            )),
+            Some((_, s)) if s != stream => Err(Error::WorkspaceMismatch(format!(
+                "this workspace was first used on cubecl stream {s} and now on stream {stream} \
+                 (cubecl gives each thread its own stream): use one workspace per thread"
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
     /// The row layout `words` on the device, uploaded only when it changes.
-    pub(crate) fn layout(&mut self, client: &ComputeClient<R>, words: &[u32]) -> Handle {
-        match &self.layout {
+    pub(crate) fn layout(&mut self, client: &ComputeClient<R>, words: &[u32]) -> Result<Handle> {
+        self.check_owner(client)?;
+        Ok(match &self.layout {
             Some((w, h)) if w == words => h.clone(),
             _ => {
                 let h = client.create_from_slice(bytemuck::cast_slice(words));
                 self.layout = Some((words.to_vec(), h.clone()));
                 h
             }
-        }
+        })
     }
 
     /// A small buffer for unused kernel arguments.
@@ -156,12 +209,19 @@ impl<R: Runtime> Workspace<R> {
         temp_bytes: usize,
         cubes: u32,
     ) -> Result<(StateLease, Option<Handle>)> {
+        self.check_owner(client)?;
         let state = if temp_bytes == 0 {
             state_bytes.div_ceil(4) * 4
         } else {
             align_state(state_bytes)
         };
         let bytes = workspace_bytes(state_bytes, temp_bytes).max(4);
+        if let Some(asked) = self.oversized {
+            return Err(Error::BufferTooLarge {
+                bytes: asked,
+                max: crate::max_buffer_bytes(client),
+            });
+        }
         if bytes > self.bytes {
             if !self.growable {
                 return Err(Error::ScratchTooSmall {
@@ -169,20 +229,27 @@ impl<R: Runtime> Workspace<R> {
                     available: self.bytes,
                 });
             }
-            self.allocate(client, bytes.max(self.bytes * 2));
+            // Doubling amortises growth, but never past the largest buffer: a call that fits
+            // one must not fail because an earlier, smaller one doubled past it.
+            crate::alloc::check_bytes(client, bytes)?;
+            let max = crate::max_buffer_bytes(client) / 4 * 4;
+            self.allocate(client, bytes.max(self.bytes.saturating_mul(2).min(max)))?;
         }
+        // Word 0 (the ticket counter) is state even for a lease of no state bytes.
+        let used = state.max(4);
         if self.epoch >= MAX_EPOCH || self.counter.checked_add(cubes).is_none() {
-            self.reset(client);
-        }
-        if state > self.clean_bytes {
+            // Only `[0, clean_bytes)` can hold tags of older epochs; past it is garbage that is
+            // cleared before it becomes state.
+            self.restart(client, self.clean_bytes.max(used));
+        } else if used > self.clean_bytes {
             // Bindings start at multiples of 256 bytes; word 0 is the ticket counter, which only
-            // a full reset may clear.
+            // a restart may clear.
             let from = self.clean_bytes / 256 * 256;
             if from == 0 {
-                self.reset(client);
+                self.restart(client, used);
             } else {
-                self.clear(client, from, state);
-                self.clean_bytes = state;
+                self.clear(client, from, used);
+                self.clean_bytes = used;
             }
         }
         self.epoch += 1;

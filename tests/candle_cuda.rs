@@ -515,3 +515,47 @@ fn nvrtc_compiles_the_row_sort() {
     }
     assert_eq!(count, 3 * 7 * 3);
 }
+
+/// Scans from several threads at once, on one candle `Device` and on devices with their own
+/// streams (`Device::new_cuda_with_stream`): each stream has its own look-back state, so no
+/// scan reads another's tiles. Before the state was kept per stream, two streams shared one
+/// per ordinal, and the host-side lock ordered only the launches, not the kernels.
+#[test]
+fn scans_on_several_streams_at_once() {
+    let Ok(shared) = Device::new_cuda(0) else {
+        eprintln!("no CUDA device: skipped");
+        return;
+    };
+    let n = 1usize << 24;
+    let run = |dev: Device, seed: u64| {
+        // Zeros and ones: every prefix sum is an integer below 2^24, exact in f32.
+        let data: Vec<f32> = (0..n)
+            .map(|i| (((i as u64).wrapping_mul(2654435761) ^ seed) >> 7 & 1) as f32)
+            .collect();
+        let mut want = Vec::with_capacity(n);
+        let mut acc = 0.0f32;
+        for &v in &data {
+            acc += v;
+            want.push(acc);
+        }
+        let x = Tensor::from_vec(data, n, &dev).unwrap();
+        for round in 0..20 {
+            let got: Vec<f32> = x.scan_sum(0).unwrap().to_vec1().unwrap();
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                panic!(
+                    "seed {seed} round {round} at {i}: {} vs {}",
+                    got[i], want[i]
+                );
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for seed in 0..2 {
+            let dev = shared.clone();
+            s.spawn(move || run(dev, seed));
+        }
+        for seed in 2..4 {
+            s.spawn(move || run(Device::new_cuda_with_stream(0).unwrap(), seed));
+        }
+    });
+}

@@ -29,4 +29,5 @@ mod scan;
 mod scan_errors;
 mod select;
 mod sort;
+mod trust;
 mod unique;

@@ -41,6 +41,7 @@ use candle_core::cuda_backend::{CudaDevice, CudaStorageSlice, WrapErr};
 use candle_core::{CudaStorage, Layout, Result, Shape};
 use cubecl::cuda::{CudaDevice as CubeDevice, CudaRuntime};
 use cubecl::prelude::*;
+use cubecl::stream_id::StreamId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -48,6 +49,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 struct Bridge {
     client: ComputeClient<CudaRuntime>,
     ws: Workspace<CudaRuntime>,
+    /// The one cubecl stream every call runs on, whichever thread makes it (candle's threads
+    /// would each get their own): the workspace is used on one stream only (see
+    /// [`Workspace`]); the lock serialises the calls.
+    stream: StreamId,
 }
 
 /// One [`Bridge`] per CUDA ordinal.
@@ -63,6 +68,7 @@ fn bridge(ordinal: usize) -> Arc<Mutex<Bridge>> {
             Arc::new(Mutex::new(Bridge {
                 client: CudaRuntime::client(&CubeDevice::new(ordinal)),
                 ws: Workspace::new(),
+                stream: StreamId::current(),
             }))
         })
         .clone()
@@ -129,7 +135,22 @@ pub(crate) fn run<O: PrimOp>(
     let stream = dev.cuda_stream();
     let bridge = bridge(stream.context().ordinal());
     let mut guard = bridge.lock().unwrap_or_else(|e| e.into_inner());
-    let Bridge { client, ws } = &mut *guard;
+    let Bridge {
+        client,
+        ws,
+        stream: on,
+    } = &mut *guard;
+    on.executes(|| run_locked(op, inputs, client, ws))
+}
+
+fn run_locked<O: PrimOp>(
+    op: &O,
+    inputs: &[(&CudaStorage, &Layout)],
+    client: &ComputeClient<CudaRuntime>,
+    ws: &mut Workspace<CudaRuntime>,
+) -> Result<Vec<(CudaStorage, Shape)>> {
+    let dev = inputs[0].0.device().clone();
+    let stream = dev.cuda_stream();
 
     // Inputs: contiguous candle storage (copied by candle first where strided) and a fresh
     // cubecl buffer of the same bytes; see `Staged` for the views candle cannot copy.

@@ -10,12 +10,11 @@
 //! work like any candle kernel: the scan is one kernel, cheap to launch by hand.
 //!
 //! Per call, only the output (and indices) are allocated, by candle. Everything else is kept
-//! per device ([`Scratch`]): the look-back state is allocated zeroed once (grown by doubling)
+//! per device and stream ([`Scratch`]): the look-back state is allocated zeroed once (grown by doubling)
 //! and then reused without clearing — each launch gets a fresh epoch and ticket base, so what
 //! earlier launches left is stale, as with [`crate::Workspace`] — the row layout is uploaded
-//! only when it changes, and the unused arguments share one small buffer. Every scan of a
-//! device runs on candle's one stream, so a launch never overlaps the previous user of the
-//! state. Compiled modules are cached per device and variant.
+//! only when it changes, and the unused arguments share one small buffer. Scratch is kept per
+//! stream, so a launch never overlaps the previous user of its state. Compiled modules are cached per device and variant.
 //!
 //! Sorts of rows that fit one cube are one kernel too and take the same route
 //! (`super::cuda_sort`). The other op families (longer sorts, histogram, …) are host programs
@@ -98,8 +97,13 @@ struct Scratch {
     layout: Option<(Vec<u32>, CudaSlice<u32>)>,
 }
 
-/// [`Scratch`] per device ordinal.
-static SCRATCH: OnceLock<Mutex<HashMap<usize, Scratch>>> = OnceLock::new();
+/// [`Scratch`] per device ordinal and CUDA stream (the stream's handle as an address).
+///
+/// One per stream, not per device: candle launches on each `CudaDevice`'s own stream (one
+/// per `Device::new_cuda_with_stream`), and the lock orders only the host's enqueues, not the
+/// kernels, so two streams sharing one look-back state (and one row layout buffer) would run
+/// their scans over each other's tiles.
+static SCRATCH: OnceLock<Mutex<HashMap<(usize, usize), Scratch>>> = OnceLock::new();
 
 impl Scratch {
     fn new(dev: &CudaDevice) -> Result<Self> {
@@ -247,8 +251,8 @@ fn scan_typed<T: candle_core::cuda_backend::CudaDType + DeviceRepr>(
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let ordinal = stream.context().ordinal();
-        let scratch = match all.entry(ordinal) {
+        let key = (stream.context().ordinal(), stream.cu_stream() as usize);
+        let scratch = match all.entry(key) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert(Scratch::new(&dev)?),
         };

@@ -26,11 +26,16 @@ use candle_core::backend::{BackendDevice, BackendStorage};
 use candle_core::cpu_backend::CpuDevice;
 use candle_core::{CpuStorage, Layout, Result, Shape};
 use cubecl::prelude::*;
+use cubecl::stream_id::StreamId;
 
 /// A cubecl client and the scratch its ops share.
 pub(crate) struct Staged<R: Runtime> {
     pub client: ComputeClient<R>,
     pub ws: Workspace<R>,
+    /// The one cubecl stream every call runs on, whichever thread makes it: the workspace is
+    /// used on one stream only (see [`Workspace`]), and calls are serialised by the lock the
+    /// owner holds around [`run`].
+    pub stream: StreamId,
 }
 
 impl<R: Runtime> Staged<R> {
@@ -38,6 +43,7 @@ impl<R: Runtime> Staged<R> {
         Self {
             client,
             ws: Workspace::new(),
+            stream: StreamId::current(),
         }
     }
 }
@@ -46,6 +52,20 @@ impl<R: Runtime> Staged<R> {
 /// host memory (made contiguous there) and uploaded, outputs read back and handed to the
 /// inputs' device.
 pub(crate) fn run<O, R, S>(
+    op: &O,
+    st: &mut Staged<R>,
+    inputs: &[(&S, &Layout)],
+) -> Result<Vec<(S, Shape)>>
+where
+    O: PrimOp,
+    R: Runtime,
+    S: BackendStorage,
+    S::Device: BackendDevice<Storage = S>,
+{
+    st.stream.executes(|| run_on_stream(op, st, inputs))
+}
+
+fn run_on_stream<O, R, S>(
     op: &O,
     st: &mut Staged<R>,
     inputs: &[(&S, &Layout)],

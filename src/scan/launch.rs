@@ -194,7 +194,7 @@ pub(crate) fn scan_into_len<R: Runtime>(
     )?;
     let dummy_handle = workspace.dummy(client);
     let dummy = || dummy_handle.clone();
-    let layout = workspace.layout(client, &plan.layout);
+    let layout = workspace.layout(client, &plan.layout)?;
     let mut bufs = Buffers {
         input: input.handle.clone(),
         input_len: input.handle.size() as usize / input.dtype.size() / plan.vec,

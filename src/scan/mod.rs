@@ -18,6 +18,10 @@ mod plan;
 use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 
+/// Tests only: set in [`ScanTuning::spins`], no tile publishes its inclusive prefix, so every
+/// look-back deeper than its windows takes the bounded fallback (a stalled predecessor).
+#[doc(hidden)]
+pub use cubeprim_kernels::device::lookback::STALL_PREFIXES;
 pub use launch::supports_dtype;
 pub use plan::{tile_len, DeviceLimits, ScanPlan, LONG_TILE, SPINS, SPINS_CUDA, WINDOWS};
 

@@ -315,7 +315,7 @@ fn keys_in<R: Runtime>(
 ) -> Result<KeysIn> {
     let r = x.rank();
     let layout = row_layout(&x.shape, &x.strides, x.offset)?;
-    let handle = ws.layout(client, &layout);
+    let handle = ws.layout(client, &layout)?;
     Ok(KeysIn {
         handle: x.handle.clone(),
         len: x.handle.size_in_used() as usize / x.dtype.size(),

@@ -15,9 +15,13 @@
 //! (WGSL, Metal and lavapipe give no such guarantee), and no unit spins for long (llvmpipe
 //! ends long loops). Tile ids come from an atomic ticket, so every predecessor has started, or
 //! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket)), where a
-//! predecessor not yet started is met by the same fallback.
+//! predecessor not yet started is met by the same fallback. A deepest window that holds only
+//! aggregates for `spins` rounds (its oldest tile has published its aggregate but not its
+//! prefix, and may never be scheduled again) is met by [`deep_prefix`]: the cube folds its
+//! prefix itself from the nearest published prefix, the same left fold, so no wait is
+//! unbounded on any backend.
 
-use super::tile_state::{publish, read_status, PREFIX};
+use super::tile_state::{publish, read_status, AGGREGATE, PREFIX};
 use crate::cube::{tile_aggregate, TileConfig, TileShared};
 use crate::ops::{combine_items, Item, ScanOp};
 use cubecl::prelude::*;
@@ -86,6 +90,25 @@ pub fn lookback_shared_bytes(
 
 /// Status of a window slot before the row's first tile.
 const ROW_START: u32 = 3;
+
+/// `ctrl[1]` when the deepest window has held only aggregates for `spins` rounds: the cube
+/// then folds its prefix itself ([`deep_prefix`]) instead of waiting on.
+const DEEP: u32 = u32::MAX;
+
+/// A bit of `spins` for tests only: no tile publishes an inclusive prefix, so every look-back
+/// deeper than its windows must end in [`deep_prefix`], as when a predecessor that has
+/// published its aggregate is never scheduled again (no forward progress between cubes).
+pub const STALL_PREFIXES: u32 = 1 << 31;
+
+/// The rounds to wait (`spins` without [`STALL_PREFIXES`]), at least one.
+fn wait_rounds(spins: u32) -> u32 {
+    (spins & !STALL_PREFIXES).max(1)
+}
+
+/// Whether tiles publish their inclusive prefixes (always, but in tests of [`STALL_PREFIXES`]).
+fn publishes(spins: u32) -> bool {
+    spins & STALL_PREFIXES == 0
+}
 
 /// What a look-back carries from tile to tile: how two tile values combine (`a` earlier) and how
 /// a waiting cube computes a silent predecessor's aggregate itself (from `input` and `aux`, the
@@ -300,7 +323,10 @@ fn lookback_planes<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
             );
         }
         sync_cube();
-        if fallback_step::<T, J, A, O, N, G>(input, aux, base, stride, n_vec, tile, sh, lb, cfg) {
+        if fallback_step::<T, J, A, O, N, G>(
+            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, total, sh, lb,
+            cfg, spins,
+        ) {
             break;
         }
     }
@@ -369,15 +395,25 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
         hist_i[d as usize] = item.index;
         let k = plane_min(select(status != 1, lane, p));
         if k == p {
-            // A whole window of aggregates: move back if there is room, else wait here.
+            // A whole window of aggregates: move back if there is room; in the deepest window
+            // wait for its oldest tile's prefix, then fold the prefix here (`deep_prefix`).
             if d + 1 < windows {
                 d += 1;
+            } else {
+                waited += 1;
+                if waited >= comptime![wait_rounds(spins)] {
+                    if lane == 0 {
+                        lb.ctrl[1] = DEEP;
+                    }
+                    *depth = d;
+                    go = false;
+                }
             }
         } else {
             let found = plane_shuffle(status, k);
             if found == 0 {
                 waited += 1;
-                if waited >= spins {
+                if waited >= comptime![wait_rounds(spins)] {
                     if lane == 0 {
                         lb.ctrl[1] = d * p + k + 1;
                     }
@@ -391,8 +427,10 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
                 }
                 let acc = fold_windows::<A, O, G>(hist_v, hist_i, start, indexed, plane_max);
                 if lane == 0 {
-                    let incl = G::combine::<A, O>(acc, total, indexed);
-                    publish::<A>(state, row_tile0 + tile, incl, PREFIX, epoch, indexed);
+                    if comptime![publishes(spins)] {
+                        let incl = G::combine::<A, O>(acc, total, indexed);
+                        publish::<A>(state, row_tile0 + tile, incl, PREFIX, epoch, indexed);
+                    }
                     lb.result_v[0] = acc.value;
                     lb.result_i[0] = acc.index;
                     lb.ctrl[0] = 1;
@@ -467,6 +505,7 @@ fn fold<A: Numeric, O: ScanOp, G: TileCarry>(
     epoch: u32,
     total: Item<A>,
     #[comptime] indexed: bool,
+    #[comptime] publish_prefix: bool,
 ) {
     let mut m = last;
     if row_start {
@@ -484,8 +523,10 @@ fn fold<A: Numeric, O: ScanOp, G: TileCarry>(
         };
         acc = G::combine::<A, O>(acc, x, indexed);
     }
-    let incl = G::combine::<A, O>(acc, total, indexed);
-    publish::<A>(state, tile_id, incl, PREFIX, epoch, indexed);
+    if comptime![publish_prefix] {
+        let incl = G::combine::<A, O>(acc, total, indexed);
+        publish::<A>(state, tile_id, incl, PREFIX, epoch, indexed);
+    }
     lb.result_v[0] = acc.value;
     lb.result_i[0] = acc.index;
     lb.ctrl[0] = 1;
@@ -504,14 +545,25 @@ fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Tile
     base: usize,
     stride: usize,
     n_vec: u32,
+    state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
+    row_tile0: u32,
     tile: u32,
+    epoch: u32,
+    total: Item<A>,
     sh: &mut TileShared<A>,
     lb: &mut LookbackShared<A>,
     #[comptime] cfg: TileConfig,
+    #[comptime] spins: u32,
 ) -> bool {
     let done = lb.ctrl[0];
-    if done != 1 {
-        let fallback = lb.ctrl[1];
+    let fallback = lb.ctrl[1];
+    if done != 1 && fallback == DEEP {
+        deep_prefix::<T, J, A, O, N, G>(
+            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, total, sh, lb,
+            cfg, spins,
+        );
+    } else if done != 1 {
         if fallback > 0 {
             let s = fallback - 1;
             let agg = G::aggregate::<T, J, A, O, N>(
@@ -533,7 +585,100 @@ fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Tile
         }
         sync_cube();
     }
-    done == 1
+    done == 1 || fallback == DEEP
+}
+
+/// The exclusive prefix of `tile` folded by this cube alone, waiting on nobody: the nearest
+/// published inclusive prefix (or the row start), then every tile after it oldest first — its
+/// prefix where it has published one since, its aggregate, or the aggregate this cube reduces
+/// from the input. The same left fold as every other prefix, so the result is bit for bit the
+/// one the look-back would have found. Reached only when the deepest window holds aggregates
+/// for `spins` rounds: a predecessor that has published its aggregate is not progressing
+/// (WGSL and Metal promise no forward progress between cubes). Every unit calls it; it
+/// publishes the tile's inclusive prefix and sets the results and `ctrl[0]`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn deep_prefix<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: TileCarry>(
+    input: &Array<Vector<T, N>>,
+    aux: &Array<Vector<J, N>>,
+    base: usize,
+    stride: usize,
+    n_vec: u32,
+    state: &Array<Atomic<u32>>,
+    view: &Array<u32>,
+    row_tile0: u32,
+    tile: u32,
+    epoch: u32,
+    total: Item<A>,
+    sh: &mut TileShared<A>,
+    lb: &mut LookbackShared<A>,
+    #[comptime] cfg: TileConfig,
+    #[comptime] spins: u32,
+) {
+    let indexed = comptime![cfg.indexed];
+    // Unit 0 holds the fold; `have` is false until it has a first term.
+    let mut acc = Item::<A> {
+        value: A::from_int(0),
+        index: 0u32,
+    };
+    let mut have = false;
+    if UNIT_POS == 0 {
+        // The nearest inclusive prefix published so far, read once per tile (no waiting).
+        let mut u = tile;
+        while u > 0 && !have {
+            u -= 1;
+            let st = read_status::<A>(state, view, row_tile0 + u, epoch, false, indexed);
+            if st.status == PREFIX {
+                acc = st.item;
+                have = true;
+            }
+        }
+        lb.ctrl[2] = select(have, u + 1, 0u32);
+    }
+    sync_cube();
+    let mut u = lb.ctrl[2];
+    while u < tile {
+        if UNIT_POS == 0 {
+            let st = read_status::<A>(state, view, row_tile0 + u, epoch, false, indexed);
+            if st.status == PREFIX {
+                acc = st.item;
+                have = true;
+            } else if st.status == AGGREGATE {
+                if have {
+                    acc = G::combine::<A, O>(acc, st.item, indexed);
+                } else {
+                    acc = st.item;
+                    have = true;
+                }
+            }
+            lb.ctrl[3] = st.status;
+        }
+        sync_cube();
+        if lb.ctrl[3] == 0 {
+            // Nothing published (or a publication read half-written): reduce the tile here.
+            let agg = G::aggregate::<T, J, A, O, N>(input, aux, base, stride, n_vec, u, sh, cfg);
+            if UNIT_POS == 0 {
+                if have {
+                    acc = G::combine::<A, O>(acc, agg, indexed);
+                } else {
+                    acc = agg;
+                    have = true;
+                }
+            }
+        }
+        sync_cube();
+        u += 1;
+    }
+    if UNIT_POS == 0 {
+        if comptime![publishes(spins)] {
+            let incl = G::combine::<A, O>(acc, total, indexed);
+            publish::<A>(state, row_tile0 + tile, incl, PREFIX, epoch, indexed);
+        }
+        lb.result_v[0] = acc.value;
+        lb.result_i[0] = acc.index;
+        lb.ctrl[0] = 1;
+    }
+    sync_cube();
 }
 
 /// Shared-memory variant (no plane operations): units `0..window` read one window per round,
@@ -609,21 +754,26 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
                     epoch,
                     total,
                     indexed,
+                    comptime![publishes(spins)],
                 );
-            } else if k < window {
+            } else {
                 // Slot k has published nothing: wait a few rounds, then reduce it ourselves.
+                // A full window of aggregates (k == window): wait a few rounds for the oldest
+                // one's prefix, then fold the prefix here (`deep_prefix`).
                 let waited = lb.ctrl[2] + 1;
-                if waited >= spins {
-                    lb.ctrl[1] = k + 1;
+                if waited >= comptime![wait_rounds(spins)] {
+                    lb.ctrl[1] = select(k < window, k + 1, DEEP);
                     lb.ctrl[2] = 0;
                 } else {
                     lb.ctrl[2] = waited;
                 }
             }
-            // else: a full window of aggregates; the oldest will publish its prefix.
         }
         sync_cube();
-        if fallback_step::<T, J, A, O, N, G>(input, aux, base, stride, n_vec, tile, sh, lb, cfg) {
+        if fallback_step::<T, J, A, O, N, G>(
+            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, total, sh, lb,
+            cfg, spins,
+        ) {
             break;
         }
     }
