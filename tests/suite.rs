@@ -28,5 +28,6 @@ mod runs;
 mod scan;
 mod scan_errors;
 mod select;
+mod signed_zero;
 mod sort;
 mod unique;
