@@ -1018,14 +1018,14 @@ fn partition_and_reduce_by_key() {
 fn sort_pairs_bucketize_and_count_nonzero() {
     let dev = &Device::Cpu;
     // sort_pairs is stable: equal keys keep their values' order, ascending and descending;
-    // NaN last ascending (first descending), -0.0 before +0.0.
+    // NaN last ascending (first descending), -0.0 equal to +0.0 (input order, bits kept).
     let k = Tensor::new(&[[2f32, 1., 2., f32::NAN, 0.0, -0.0, 1.]], dev).unwrap();
     let v = Tensor::new(&[[0i64, 1, 2, 3, 4, 5, 6]], dev).unwrap();
     let (sk, sv) = k.sort_pairs(&v, true).unwrap();
     let sk = sk.to_vec2::<f32>().unwrap().remove(0);
-    assert_eq!(sv.to_vec2::<i64>().unwrap(), [[5, 4, 1, 6, 0, 2, 3]]);
-    assert_eq!(&sk[..6], [-0.0, 0.0, 1., 1., 2., 2.]);
-    assert!(sk[0].is_sign_negative() && sk[1].is_sign_positive() && sk[6].is_nan());
+    assert_eq!(sv.to_vec2::<i64>().unwrap(), [[4, 5, 1, 6, 0, 2, 3]]);
+    assert_eq!(&sk[..6], [0.0, -0.0, 1., 1., 2., 2.]);
+    assert!(sk[0].is_sign_positive() && sk[1].is_sign_negative() && sk[6].is_nan());
     let (sk, sv) = k.sort_pairs(&v, false).unwrap();
     let sk = sk.to_vec2::<f32>().unwrap().remove(0);
     assert_eq!(sv.to_vec2::<i64>().unwrap(), [[3, 0, 2, 1, 6, 4, 5]]);

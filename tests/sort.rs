@@ -1,5 +1,5 @@
 //! Device sorts (wgpu; lavapipe in CI) against the CPU reference `cubeprim::cpu`: a stable
-//! `sort_by` with a total order (NaN last in ascending order, `-0.0` before `+0.0`, equal keys
+//! `sort_by` with a total order (NaN last in ascending order, `-0.0` equal to `+0.0`, equal keys
 //! in input order). Keys, values and indices must match exactly, bit for bit.
 //!
 //! Refusals accepted: dtypes the runtime lacks (`UnsupportedDType`: bf16 on lavapipe).

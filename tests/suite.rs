@@ -28,6 +28,7 @@ mod runs;
 mod scan;
 mod scan_errors;
 mod select;
+mod signed_zero;
 mod sort;
 mod trust;
 mod unique;

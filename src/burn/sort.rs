@@ -287,7 +287,7 @@ impl PrimOp for SearchSorted {
 /// Sorts, arg-sorts and top-k on burn float and int tensors, on any [`PrimBackend`].
 ///
 /// Sorts are stable (equal keys keep their order), NaN sorts last ascending and first
-/// descending, `-0.0` before `+0.0`. `dim` may be negative. Indices have the backend's int
+/// descending, `-0.0` equal to `+0.0`. `dim` may be negative. Indices have the backend's int
 /// dtype. Invalid arguments panic, as burn's methods do.
 pub trait SortExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     /// Sorted along `dim`, ascending (burn's `sort`).

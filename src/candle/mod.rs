@@ -51,7 +51,7 @@
 //!   same order, equality and wrapping arithmetic); masks and `nonzero` read any of these;
 //!   histogram keys are u8 / u32 / i16 / i32 / i64. The 8-bit and smaller floats are refused.
 //!   Sums of f16 / bf16 accumulate in f32, integer sums wrap, max / min propagate NaN; sorts
-//!   put NaN last ascending and `-0.0` before `+0.0`.
+//!   put NaN last ascending and `-0.0` equal to `+0.0`.
 //! - **CUDA** (feature `candle-cuda`; nvcc at build time): the scans launch cubecl-generated
 //!   CUDA C++ through candle's cudarc on candle's stream, on candle's memory (the `cuda`
 //!   module). Every other family runs cubeprim's own host code on cubecl's `CudaRuntime` in the

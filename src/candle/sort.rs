@@ -13,7 +13,7 @@ use cubecl::prelude::*;
 
 /// Sorts along the **last** dimension of [`Tensor`]s (any device the adapter supports, any
 /// layout). Sorts are stable (equal keys keep their order, also descending) with a total
-/// order: NaN last ascending (first descending), `-0.0` before `+0.0`. Indices are u32
+/// order: NaN last ascending (first descending), `-0.0` equal to `+0.0`. Indices are u32
 /// positions along the last dimension, as candle's `arg_sort_last_dim`. No gradient.
 pub trait SortExt {
     /// Sorted values and their original positions (candle's `sort_last_dim`, stable and for

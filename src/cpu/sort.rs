@@ -1,5 +1,5 @@
 //! CPU reference of the sort family: stable sorts with a total order (NaN last in ascending
-//! order, `-0.0` before `+0.0`), arg-sorts, top-k and searchsorted, row by row.
+//! order, `-0.0` equal to `+0.0`, as PyTorch), arg-sorts, top-k and searchsorted, row by row.
 
 use crate::Element;
 use half::{bf16, f16};
@@ -7,29 +7,16 @@ use std::cmp::Ordering;
 
 /// A key the sorts order: a total order on the type.
 pub trait SortElement: Element {
-    /// Ascending order: floats by IEEE total order except that every NaN is equal to every
-    /// other NaN and greater than everything else; integers by value.
+    /// Ascending order: floats by value (`-0.0 == +0.0`), every NaN equal to every other NaN
+    /// and greater than everything else; integers by value.
     fn sort_cmp(&self, other: &Self) -> Ordering;
     /// Bits whose unsigned order is [`sort_cmp`](Self::sort_cmp) (what `begin_bit` /
     /// `end_bit` refer to), in the low `key_bits` bits.
     fn ordered_bits(&self) -> u64;
 }
 
-fn float_cmp<F: Copy>(
-    a: F,
-    b: F,
-    nan: impl Fn(F) -> bool,
-    total: impl Fn(F, F) -> Ordering,
-) -> Ordering {
-    match (nan(a), nan(b)) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => total(a, b),
-    }
-}
-
-/// Sign-magnitude bits of `width` bits to an unsigned order; NaN (given) to all ones.
+/// Sign-magnitude bits of `width` bits to an unsigned order; NaN (given) to all ones, `-0.0`
+/// to `+0.0`'s (as the kernels' key transform).
 fn float_bits(bits: u64, width: u32, is_nan: bool) -> u64 {
     let all = if width == 64 {
         u64::MAX
@@ -40,6 +27,7 @@ fn float_bits(bits: u64, width: u32, is_nan: bool) -> u64 {
         return all;
     }
     let sign = 1u64 << (width - 1);
+    let bits = if bits == sign { 0 } else { bits };
     if bits & sign != 0 {
         !bits & all
     } else {
@@ -51,7 +39,7 @@ macro_rules! float_sort {
     ($t:ty, $width:expr, $bits:expr) => {
         impl SortElement for $t {
             fn sort_cmp(&self, other: &Self) -> Ordering {
-                float_cmp(*self, *other, |x| x.is_nan(), |a, b| a.total_cmp(&b))
+                self.ordered_bits().cmp(&other.ordered_bits())
             }
             fn ordered_bits(&self) -> u64 {
                 let b: fn(&$t) -> u64 = $bits;

@@ -3,7 +3,8 @@
 use super::{argsort_rows, permute_rows, unique_consecutive, SortElement};
 
 /// `(sorted unique values, count of each, index into the values of every input element)`.
-/// Every NaN is its own entry (NaN != NaN), and `-0.0 == 0.0`.
+/// Every NaN is its own entry (NaN != NaN), and `-0.0 == 0.0` (one entry: the first zero of
+/// `keys`).
 pub fn unique<E: SortElement + PartialEq>(keys: &[E]) -> (Vec<E>, Vec<i64>, Vec<i64>) {
     if keys.is_empty() {
         return (vec![], vec![], vec![]);

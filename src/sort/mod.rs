@@ -3,7 +3,8 @@
 //! One LSD radix-sort engine (8-bit digits, stable) serves every key type — u32, i32, f32,
 //! f16, bf16, and u64, i64, f64 where the runtime has them — through order-preserving bit
 //! transforms (see [`cubeprim_kernels::ops::radix_digit`]): NaN sorts last in ascending order
-//! (first in descending order, as PyTorch and NumPy do), and `-0.0` sorts before `+0.0`.
+//! (first in descending order, as PyTorch and NumPy do), and `-0.0` and `+0.0` are equal keys
+//! (their input order kept, their bits written out unchanged), as in PyTorch.
 //! Every sort is along the last axis of an N-d (possibly strided) tensor; a 1-D tensor is one
 //! row. [`plan`] picks the route from the shape:
 //! - rows that fit one tile (up to `threads × items` keys, sized to the device's shared memory)

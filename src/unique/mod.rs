@@ -5,7 +5,7 @@
 //!
 //! The output is always sorted ascending (as torch on CUDA). Key types: those the sort takes.
 //! NaN sorts last and every NaN is its own entry (NaN != NaN, as torch); `-0.0 == 0.0` (one
-//! entry, the value of its first sorted occurrence, `-0.0`).
+//! entry, the value of its first sorted occurrence: the first zero of the input).
 
 use crate::select::read_count;
 use crate::sort::{sort_with_indices, IndexType, SortOptions};
