@@ -20,7 +20,8 @@
 //! use cubecl::Runtime;
 //!
 //! let client = WgpuRuntime::client(&WgpuDevice::default());
-//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
+//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])
+//!     .unwrap();
 //! let mut ws = Workspace::new();
 //! let y = cubeprim::scan(&client, &x, 1, ScanOp::Sum, ScanOptions::default(), &mut ws).unwrap();
 //! assert_eq!(y.to_vec::<f32>(&client), vec![1.0, 3.0, 3.0, 7.0]);
@@ -75,7 +76,7 @@ pub use sort::{
     top_k_into_with, top_k_with, top_k_workspace_bytes, IndexType, Payload, Side, SortAlgorithm,
     SortOptions, SortTuning, TopKMethod,
 };
-pub use tensor::DeviceTensor;
+pub use tensor::{DeviceTensor, MAX_ELEMENTS};
 pub use unique::unique;
 pub use workspace::{workspace_bytes, Workspace};
 

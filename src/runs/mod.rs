@@ -490,8 +490,8 @@ pub fn unique_consecutive_sized<R: Runtime>(
     let n = keys.num_elements();
     let mut u = unique_consecutive(client, keys, n, return_inverse, return_counts, workspace)?;
     let k = read_count(client, &u.count);
-    u.values = u.values.narrow(0, 0, k);
-    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
+    u.values = u.values.narrow(0, 0, k)?;
+    u.counts = u.counts.map(|c| c.narrow(0, 0, k)).transpose()?;
     u.inverse = u.inverse.map(|i| {
         let mut i = i;
         i.shape = keys.shape.clone();

@@ -200,9 +200,9 @@ pub fn scan_len_into<R: Runtime>(
         .unwrap_or(0);
     len.validate(available)?;
     let cap = len.capacity();
-    let input = input.narrow(0, 0, cap);
-    let output = output.narrow(0, 0, cap);
-    let indices = indices.map(|t| t.narrow(0, 0, cap));
+    let input = input.narrow(0, 0, cap)?;
+    let output = output.narrow(0, 0, cap)?;
+    let indices = indices.map(|t| t.narrow(0, 0, cap)).transpose()?;
     launch::scan_into_len(
         client,
         &input,

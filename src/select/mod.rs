@@ -472,7 +472,7 @@ pub fn nonzero<R: Runtime>(
     let count = new_count(client);
     nonzero_into(client, x, &out, &count, workspace)?;
     let k = read_count(client, &count);
-    Ok(out.narrow(0, 0, k))
+    out.narrow(0, 0, k)
 }
 
 /// `torch.masked_select`: the elements of `data` where `mask` is non-zero (same shape), as a
@@ -491,5 +491,5 @@ pub fn masked_select<R: Runtime>(
     }
     let (out, count) = select(client, data, mask, data.num_elements(), workspace)?;
     let k = read_count(client, &count);
-    Ok(out.narrow(0, 0, k))
+    out.narrow(0, 0, k)
 }

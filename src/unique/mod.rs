@@ -30,8 +30,8 @@ pub fn unique<R: Runtime>(
 ) -> Result<UniqueConsecutive<R>> {
     let mut u = unique_unsized(client, x, return_inverse, return_counts, ws)?;
     let k = read_count(client, &u.count);
-    u.values = u.values.narrow(0, 0, k);
-    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
+    u.values = u.values.narrow(0, 0, k)?;
+    u.counts = u.counts.map(|c| c.narrow(0, 0, k)).transpose()?;
     Ok(u)
 }
 
