@@ -92,6 +92,46 @@ pub struct ScanTuning {
     pub async_copy: bool,
 }
 
+impl ScanTuning {
+    /// The most units per cube.
+    pub const MAX_THREADS: u32 = 1024;
+    /// The most vectors per unit (the tile must also fit the device's shared memory).
+    pub const MAX_VECTORS_PER_THREAD: u32 = 256;
+    /// The most look-back windows.
+    pub const MAX_WINDOWS: u32 = 256;
+
+    /// [`Error::InvalidArgument`] unless `threads` is a non-zero multiple of 32 up to
+    /// [`Self::MAX_THREADS`], `vectors_per_thread` is 1 to [`Self::MAX_VECTORS_PER_THREAD`]
+    /// and `windows` 1 to [`Self::MAX_WINDOWS`]. (Any `spins` is valid: 0 makes each cube
+    /// reduce a silent predecessor's tile at once.) The plan also checks the tile against the
+    /// device's plane width and shared memory.
+    pub fn check(&self) -> Result<()> {
+        if self.threads == 0 || !self.threads.is_multiple_of(32) || self.threads > Self::MAX_THREADS
+        {
+            return Err(Error::InvalidArgument(format!(
+                "ScanTuning::threads = {}: a multiple of 32 from 32 to {}",
+                self.threads,
+                Self::MAX_THREADS
+            )));
+        }
+        if self.vectors_per_thread == 0 || self.vectors_per_thread > Self::MAX_VECTORS_PER_THREAD {
+            return Err(Error::InvalidArgument(format!(
+                "ScanTuning::vectors_per_thread = {}: 1 to {}",
+                self.vectors_per_thread,
+                Self::MAX_VECTORS_PER_THREAD
+            )));
+        }
+        if self.windows == 0 || self.windows > Self::MAX_WINDOWS {
+            return Err(Error::InvalidArgument(format!(
+                "ScanTuning::windows = {}: 1 to {}",
+                self.windows,
+                Self::MAX_WINDOWS
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl ScanOptions {
     pub fn exclusive(mut self) -> Self {
         self.exclusive = true;
