@@ -27,6 +27,21 @@
 //! assert_eq!(y.to_vec::<f32>(&client), vec![1.0, 3.0, 3.0, 7.0]);
 //! ```
 //!
+//! # Arguments are checked, never trusted
+//!
+//! Every function that returns a [`Result`] reports bad arguments as an [`Error`] and does not
+//! panic (`tests/trust_args.rs`, `no_panic_from_the_public_api`, holds it to that). Before it
+//! allocates or launches anything, each entry point checks every tensor it is given
+//! ([`DeviceTensor::check`]): strides of its rank, at most [`MAX_ELEMENTS`] (2^31) elements
+//! and a reach of at most as many (the kernels' positions are 32-bit: [`Error::TooLarge`]),
+//! and a reach inside its handle's memory, for inputs and outputs alike
+//! ([`Error::OutOfBounds`]); a handle cut from a buffer must start on a multiple of the
+//! device's memory alignment ([`Error::InvalidArgument`]). No output may share memory with an
+//! input or another output ([`Error::Aliased`]: no kernel runs in place; reading one tensor
+//! twice is fine). The exceptions, documented on each: [`DeviceTensor::to_vec`] and
+//! [`read_count`] panic on the wrong dtype ([`DeviceTensor::try_to_vec`] does not),
+//! [`DeviceTensor::empty`] where cubecl cannot allocate.
+//!
 //! Kernels live in the `cubeprim-kernels` crate (plane → cube → device); this crate holds the
 //! host side: planning and dispatch, scratch ([`Workspace`]), errors ([`Error`]) and the CPU
 //! implementation of every op ([`cpu`]).
@@ -49,6 +64,7 @@ pub mod select;
 pub mod sort;
 mod tensor;
 pub mod unique;
+mod validate;
 mod workspace;
 
 pub use count::Len;

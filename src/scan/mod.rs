@@ -174,6 +174,7 @@ pub fn scan_workspace_bytes<R: Runtime>(
     opts: ScanOptions,
 ) -> Result<usize> {
     let axis = resolve_axis(axis, shape.len())?;
+    crate::tensor::check_shape(shape)?;
     let strides = crate::tensor::contiguous_strides(shape);
     let plan = ScanPlan::new(client, shape, &strides, 0, axis, dtype, with_indices, opts)?;
     Ok(plan.state_bytes)
@@ -232,6 +233,14 @@ pub fn scan_len_into<R: Runtime>(
             )));
         }
     }
+    crate::validate::args(
+        client,
+        &[
+            ("the input", Some(input)),
+            ("the length", len.device_count()),
+        ],
+        &[("the output", Some(output)), ("the indices", indices)],
+    )?;
     let available = [Some(input), Some(output), indices]
         .into_iter()
         .flatten()

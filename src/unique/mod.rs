@@ -45,6 +45,7 @@ pub fn unique_unsized<R: Runtime>(
     return_counts: bool,
     ws: &mut Workspace<R>,
 ) -> Result<UniqueConsecutive<R>> {
+    crate::validate::input(client, "the input", x)?;
     let n = x.num_elements();
     if n > u32::MAX as usize {
         return Err(Error::Unsupported(format!(
