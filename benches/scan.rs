@@ -36,7 +36,7 @@ fn bench_device<R: Runtime>(g: &mut BenchmarkGroup<WallTime>, backend: &str) {
     let client = R::client(&Default::default());
     for (label, shape, axis) in SHAPES {
         let n: usize = shape.iter().product();
-        let x = DeviceTensor::<R>::from_slice(&client, &data(n), shape);
+        let x = DeviceTensor::<R>::from_slice(&client, &data(n), shape).unwrap();
         let opts = ScanOptions::default();
         let bytes =
             cubeprim::scan_workspace_bytes(&client, shape, axis as isize, DType::F32, false, opts)
@@ -61,7 +61,7 @@ fn bench_cpu(g: &mut BenchmarkGroup<WallTime>) {
         let x = data(n);
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(BenchmarkId::new("cpu", label), |b| {
-            b.iter(|| cpu::scan(&x, shape, axis, ScanOp::Sum, ScanOptions::default()))
+            b.iter(|| cpu::scan(&x, shape, axis, ScanOp::Sum, ScanOptions::default()).unwrap())
         });
     }
 }

@@ -39,7 +39,7 @@ fn bench_device<R: Runtime>(g: &mut BenchmarkGroup<WallTime>, backend: &str) {
     let opts = SortOptions::default();
     let sync = || cubecl::future::block_on(client.sync()).expect("device sync");
 
-    let x = DeviceTensor::<R>::from_slice(&client, &keys_u32(), &[N]);
+    let x = DeviceTensor::<R>::from_slice(&client, &keys_u32(), &[N]).unwrap();
     let out = DeviceTensor::<R>::empty(&client, &[N], DType::U32);
     let bytes =
         cubeprim::sort_workspace_bytes(&client, &[N], DType::U32, Payload::None, false, opts)
@@ -53,7 +53,7 @@ fn bench_device<R: Runtime>(g: &mut BenchmarkGroup<WallTime>, backend: &str) {
         })
     });
 
-    let x = DeviceTensor::<R>::from_slice(&client, &keys_f32(), &[N]);
+    let x = DeviceTensor::<R>::from_slice(&client, &keys_f32(), &[N]).unwrap();
     let idx = DeviceTensor::<R>::empty(&client, &[N], DType::U32);
     let payload = Payload::Indices(cubeprim::IndexType::U32);
     let bytes = cubeprim::sort_workspace_bytes(&client, &[N], DType::F32, payload, false, opts)

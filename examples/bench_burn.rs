@@ -281,7 +281,7 @@ fn direct<R: cubecl::Runtime>(shape: [usize; 2]) -> (Call<'static>, Call<'static
     let client = R::client(&Default::default());
     let n = shape[0] * shape[1];
     let host: Vec<f32> = (0..n).map(|i| 1.0 + (i % 7) as f32 * 0.1).collect();
-    let x = cubeprim::DeviceTensor::<R>::from_slice(&client, &host, &shape);
+    let x = cubeprim::DeviceTensor::<R>::from_slice(&client, &host, &shape).unwrap();
     let out = cubeprim::DeviceTensor::<R>::empty(&client, &shape, cubeprim::DType::F32);
     let mut ws = cubeprim::Workspace::new();
     let mut ws2 = cubeprim::Workspace::new();

@@ -128,7 +128,7 @@ fn on_device<R: Runtime>() -> cubeprim::Result<bool> {
     println!("dtypes: {}", dtypes.join(", "));
 
     println!("\n== Small examples ==");
-    let x = DeviceTensor::<R>::from_slice(&client, &SMALL, &SMALL_SHAPE);
+    let x = DeviceTensor::<R>::from_slice(&client, &SMALL, &SMALL_SHAPE).unwrap();
     show("x", &SMALL, &SMALL_SHAPE);
     let mut ok = true;
     let mut ws = Workspace::new();
@@ -157,7 +157,7 @@ fn on_device<R: Runtime>() -> cubeprim::Result<bool> {
     for (label, axis, op, opts) in examples {
         let y = cubeprim::scan(&client, &x, axis, op, opts, &mut ws)?.to_vec::<f32>(&client);
         show(label, &y, &SMALL_SHAPE);
-        ok &= y == cpu::scan(&SMALL, &SMALL_SHAPE, axis as usize, op, opts);
+        ok &= y == cpu::scan(&SMALL, &SMALL_SHAPE, axis as usize, op, opts).unwrap();
     }
     let (v, i) = cubeprim::cummax_with_indices(&client, &x, 1)?;
     show(
@@ -168,7 +168,7 @@ fn on_device<R: Runtime>() -> cubeprim::Result<bool> {
     let i = indices_to_i64(&client, &i);
     show("cummax(x, axis=1).indices", &i, &SMALL_SHAPE);
     let (_, want) =
-        cpu::scan_with_indices(&SMALL, &SMALL_SHAPE, 1, ScanOp::Max, Default::default());
+        cpu::scan_with_indices(&SMALL, &SMALL_SHAPE, 1, ScanOp::Max, Default::default()).unwrap();
     ok &= i == want;
     println!(
         "small examples match the CPU reference: {}",
@@ -193,7 +193,7 @@ fn beyond_scans<R: Runtime>(client: &ComputeClient<R>) -> cubeprim::Result<bool>
     println!("\n== Sort, top-k, select, reduce (2^20 f32, device synced) ==");
     let n = 1 << 20;
     let data = random_data(n, ScanOp::Sum, 99);
-    let x = DeviceTensor::<R>::from_slice(client, &data, &[n]);
+    let x = DeviceTensor::<R>::from_slice(client, &data, &[n]).unwrap();
     let mut ws = Workspace::new();
     let mut ok = true;
     let mut report = |name: &str, t: Duration, good: bool| {
@@ -216,7 +216,7 @@ fn beyond_scans<R: Runtime>(client: &ComputeClient<R>) -> cubeprim::Result<bool>
         got == cpu::sort_rows(&data, n, false),
     );
 
-    let rows = DeviceTensor::<R>::from_slice(client, &data, &[256, 4096]);
+    let rows = DeviceTensor::<R>::from_slice(client, &data, &[256, 4096]).unwrap();
     let idx = cubeprim::IndexType::U32;
     cubeprim::top_k(client, &rows, 8, true, idx, &mut ws)?;
     let t = Instant::now();
@@ -226,7 +226,7 @@ fn beyond_scans<R: Runtime>(client: &ComputeClient<R>) -> cubeprim::Result<bool>
     report("top_k k=8 of [256, 4096]", t.elapsed(), got == want);
 
     let mask: Vec<u32> = data.iter().map(|&v| (v > 0.0) as u32).collect();
-    let m = DeviceTensor::<R>::from_slice(client, &mask, &[n]);
+    let m = DeviceTensor::<R>::from_slice(client, &mask, &[n]).unwrap();
     cubeprim::masked_select(client, &x, &m, &mut ws)?;
     let t = Instant::now();
     let sel = cubeprim::masked_select(client, &x, &m, &mut ws)?;
@@ -251,11 +251,11 @@ fn dtype_check<R: Runtime, E: cpu::ScanElement>(
     client: &ComputeClient<R>,
 ) -> cubeprim::Result<String> {
     let v: Vec<E> = (1..=8).map(|i| E::from_f64(i as f64)).collect();
-    let x = DeviceTensor::<R>::from_slice(client, &v, &[8]);
+    let x = DeviceTensor::<R>::from_slice(client, &v, &[8]).unwrap();
     let name = E::DTYPE;
     match cubeprim::cumsum(client, &x, 0) {
         Ok(y) => {
-            let want = cpu::scan(&v, &[8], 0, ScanOp::Sum, ScanOptions::default());
+            let want = cpu::scan(&v, &[8], 0, ScanOp::Sum, ScanOptions::default()).unwrap();
             let ok = y.to_vec::<E>(client) == want;
             Ok(format!("{name} {}", if ok { "ok" } else { "WRONG" }))
         }
@@ -269,7 +269,7 @@ fn dtype_check<R: Runtime, E: cpu::ScanElement>(
 fn time_case<R: Runtime>(client: &ComputeClient<R>, case: &Case) -> cubeprim::Result<bool> {
     let n: usize = case.shape.iter().product();
     let data = random_data(n, case.op, 1);
-    let x = DeviceTensor::<R>::from_slice(client, &data, case.shape);
+    let x = DeviceTensor::<R>::from_slice(client, &data, case.shape).unwrap();
     let opts = ScanOptions::default().algorithm(case.algorithm);
     let axis = case.axis as isize;
     // Scratch sized once up front (the two-phase call) and reused by every call.
@@ -315,7 +315,8 @@ fn time_case<R: Runtime>(client: &ComputeClient<R>, case: &Case) -> cubeprim::Re
             case.axis,
             case.op,
             ScanOptions::default(),
-        );
+        )
+        .unwrap();
         let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         let err = got
             .iter()
@@ -343,7 +344,7 @@ fn cpu_only() -> bool {
     println!("Device: none found (CPU path: cubeprim::cpu)");
     println!("\n== Small examples ==");
     show("x", &SMALL, &SMALL_SHAPE);
-    let sum = cpu::scan(&SMALL, &SMALL_SHAPE, 1, ScanOp::Sum, ScanOptions::default());
+    let sum = cpu::scan(&SMALL, &SMALL_SHAPE, 1, ScanOp::Sum, ScanOptions::default()).unwrap();
     show("cumsum(x, axis=1)", &sum, &SMALL_SHAPE);
     let prod = cpu::scan(
         &SMALL,
@@ -351,14 +352,16 @@ fn cpu_only() -> bool {
         1,
         ScanOp::Prod,
         ScanOptions::default(),
-    );
+    )
+    .unwrap();
     show("cumprod(x, axis=1)", &prod, &SMALL_SHAPE);
-    let min = cpu::scan(&SMALL, &SMALL_SHAPE, 0, ScanOp::Min, ScanOptions::default());
+    let min = cpu::scan(&SMALL, &SMALL_SHAPE, 0, ScanOp::Min, ScanOptions::default()).unwrap();
     show("cummin(x, axis=0)", &min, &SMALL_SHAPE);
     let opts = ScanOptions::default().exclusive().reverse();
-    let rev = cpu::scan(&SMALL, &SMALL_SHAPE, 1, ScanOp::Sum, opts);
+    let rev = cpu::scan(&SMALL, &SMALL_SHAPE, 1, ScanOp::Sum, opts).unwrap();
     show("cumsum(x, axis=1), exclusive, reverse", &rev, &SMALL_SHAPE);
-    let (v, i) = cpu::scan_with_indices(&SMALL, &SMALL_SHAPE, 1, ScanOp::Max, Default::default());
+    let (v, i) =
+        cpu::scan_with_indices(&SMALL, &SMALL_SHAPE, 1, ScanOp::Max, Default::default()).unwrap();
     show("cummax(x, axis=1).values", &v, &SMALL_SHAPE);
     show("cummax(x, axis=1).indices", &i, &SMALL_SHAPE);
 
@@ -390,10 +393,10 @@ fn time_cpu(data: &[f32], case: &Case) -> (Duration, (Vec<f32>, Vec<i64>)) {
     let opts = ScanOptions::default();
     let t = Instant::now();
     let out = if case.indices {
-        cpu::scan_with_indices(data, case.shape, case.axis, case.op, opts)
+        cpu::scan_with_indices(data, case.shape, case.axis, case.op, opts).unwrap()
     } else {
         (
-            cpu::scan(data, case.shape, case.axis, case.op, opts),
+            cpu::scan(data, case.shape, case.axis, case.op, opts).unwrap(),
             Vec::new(),
         )
     };

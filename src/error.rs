@@ -27,6 +27,32 @@ pub enum Error {
     WorkspaceMismatch(String),
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A size past what the kernels' 32-bit positions can address: `len` of `what` (elements)
+    /// exceeds `max` ([`crate::MAX_ELEMENTS`]).
+    #[error("{what} of {len} elements is too large: at most {max}")]
+    TooLarge {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
+    /// A view reaches past the memory of its handle: `what` needs `needed` bytes of the
+    /// handle, which holds `available` (its size less its offsets).
+    #[error("{what} reaches {needed} bytes into a buffer of {available}")]
+    OutOfBounds {
+        what: &'static str,
+        needed: usize,
+        available: usize,
+    },
+    /// Two tensors of one call share memory where the op cannot allow it: an output overlaps
+    /// an input or another output (`first` and `second` name them).
+    #[error("{first} and {second} overlap in memory")]
+    Aliased {
+        first: &'static str,
+        second: &'static str,
+    },
+    /// An argument out of its range (a zero tile size, an axis or a range past a shape, …).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -20,11 +20,27 @@
 //! use cubecl::Runtime;
 //!
 //! let client = WgpuRuntime::client(&WgpuDevice::default());
-//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
+//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])
+//!     .unwrap();
 //! let mut ws = Workspace::new();
 //! let y = cubeprim::scan(&client, &x, 1, ScanOp::Sum, ScanOptions::default(), &mut ws).unwrap();
 //! assert_eq!(y.to_vec::<f32>(&client), vec![1.0, 3.0, 3.0, 7.0]);
 //! ```
+//!
+//! # Arguments are checked, never trusted
+//!
+//! Every function that returns a [`Result`] reports bad arguments as an [`Error`] and does not
+//! panic (`tests/trust_args.rs`, `no_panic_from_the_public_api`, holds it to that). Before it
+//! allocates or launches anything, each entry point checks every tensor it is given
+//! ([`DeviceTensor::check`]): strides of its rank, at most [`MAX_ELEMENTS`] (2^31) elements
+//! and a reach of at most as many (the kernels' positions are 32-bit: [`Error::TooLarge`]),
+//! and a reach inside its handle's memory, for inputs and outputs alike
+//! ([`Error::OutOfBounds`]); a handle cut from a buffer must start on a multiple of the
+//! device's memory alignment ([`Error::InvalidArgument`]). No output may share memory with an
+//! input or another output ([`Error::Aliased`]: no kernel runs in place; reading one tensor
+//! twice is fine). The exceptions, documented on each: [`DeviceTensor::to_vec`] and
+//! [`read_count`] panic on the wrong dtype ([`DeviceTensor::try_to_vec`] does not),
+//! [`DeviceTensor::empty`] where cubecl cannot allocate.
 //!
 //! Kernels live in the `cubeprim-kernels` crate (plane → cube → device); this crate holds the
 //! host side: planning and dispatch, scratch ([`Workspace`]), errors ([`Error`]) and the CPU
@@ -49,6 +65,7 @@ pub mod select;
 pub mod sort;
 mod tensor;
 pub mod unique;
+mod validate;
 mod workspace;
 
 pub use alloc::max_buffer_bytes;
@@ -77,7 +94,7 @@ pub use sort::{
     top_k_into_with, top_k_with, top_k_workspace_bytes, IndexType, Payload, Side, SortAlgorithm,
     SortOptions, SortTuning, TopKMethod,
 };
-pub use tensor::DeviceTensor;
+pub use tensor::{DeviceTensor, MAX_ELEMENTS};
 pub use unique::unique;
 pub use workspace::{workspace_bytes, Workspace};
 

@@ -94,7 +94,7 @@ fn check_dtype<E: WithDType + ScanElement + Bits>(seed: u64) {
                             .unwrap()
                             .to_vec1()
                             .unwrap();
-                        let want = cpu::scan(&dense, x.dims(), axis, op, opts);
+                        let want = cpu::scan(&dense, x.dims(), axis, op, opts).unwrap();
                         assert_eq!(
                             got.iter().map(|v| v.bits()).collect::<Vec<_>>(),
                             want.iter().map(|v| v.bits()).collect::<Vec<_>>(),
@@ -105,7 +105,8 @@ fn check_dtype<E: WithDType + ScanElement + Bits>(seed: u64) {
                         );
                         if matches!(op, ScanOp::Max | ScanOp::Min) {
                             let (v, i) = x.scan_with_indices(axis, op, opts).unwrap();
-                            let (wv, wi) = cpu::scan_with_indices(&dense, x.dims(), axis, op, opts);
+                            let (wv, wi) =
+                                cpu::scan_with_indices(&dense, x.dims(), axis, op, opts).unwrap();
                             let v: Vec<E> = v.flatten_all().unwrap().to_vec1().unwrap();
                             let i: Vec<i64> = i.flatten_all().unwrap().to_vec1().unwrap();
                             assert_eq!(
@@ -228,7 +229,8 @@ fn long_rows_and_many_rows_use_every_thread() {
                 axis,
                 ScanOp::Sum,
                 ScanOptions::default(),
-            );
+            )
+            .unwrap();
             assert_eq!(got, want, "{shape:?} axis {axis}");
         }
     }
@@ -361,7 +363,7 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
             );
             for asc in [true, false] {
                 let want_i = cpu::argsort_rows(&d, n, !asc);
-                let want_v = cpu::permute_rows(&d, n, &want_i);
+                let want_v = cpu::permute_rows(&d, n, &want_i).unwrap();
                 let (v, i) = x.sort_stable(asc).unwrap();
                 assert_eq!(v.dims(), x.dims(), "{ctx}");
                 assert_eq!(i.dtype(), CDType::U32);
@@ -399,7 +401,7 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
                 assert_eq!(bits_of(&dense::<E>(&k)), bits_of(&want_v), "pairs {ctx}");
                 assert_eq!(
                     dense::<i64>(&p),
-                    cpu::permute_rows(&pd, n, &want_i),
+                    cpu::permute_rows(&pd, n, &want_i).unwrap(),
                     "pairs values {asc} {ctx}"
                 );
             }
@@ -448,7 +450,7 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
                 let right = side == Side::Right;
                 let got = sorted.search_sorted(&q, side).unwrap();
                 assert_eq!(got.dims(), q.dims());
-                let want = cpu::searchsorted(&sd, sn, &qd, q.dims()[q.rank() - 1], right);
+                let want = cpu::searchsorted(&sd, sn, &qd, q.dims()[q.rank() - 1], right).unwrap();
                 assert_eq!(dense::<u32>(&got), want, "searchsorted {side:?} {ctx}");
                 let row = Tensor::from_vec(
                     cpu::sort_rows(&values::<E>(&mut rng, 7, ScanOp::Sum, float), 7, false),
@@ -458,7 +460,7 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
                 .unwrap();
                 let rd: Vec<E> = dense(&row);
                 let got = row.search_sorted(&q, side).unwrap();
-                let want = cpu::searchsorted(&rd, 7, &qd, m, right);
+                let want = cpu::searchsorted(&rd, 7, &qd, m, right).unwrap();
                 assert_eq!(dense::<u32>(&got), want, "shared row {side:?} {ctx}");
             }
             // bucketize of x (any view) among strided 1-D boundaries (every other element of
@@ -480,7 +482,7 @@ fn check_sorts<E: WithDType + SortElement + Bits>(seed: u64) {
             for right in [false, true] {
                 let got = x.bucketize(&b, right).unwrap();
                 assert_eq!((got.dims(), got.dtype()), (x.dims(), CDType::U32));
-                let want = cpu::searchsorted(&bd, 7, &d, n, right);
+                let want = cpu::searchsorted(&bd, 7, &d, n, right).unwrap();
                 assert_eq!(dense::<u32>(&got), want, "bucketize {right} {ctx}");
             }
             checked += 1;
@@ -507,7 +509,7 @@ fn check_reduce<E: WithDType + ScanElement + Bits>(seed: u64) {
                     let mut dims = x.dims().to_vec();
                     dims.remove(axis);
                     assert_eq!(got.dims(), &dims[..]);
-                    let want = cpu::reduce(&d, x.dims(), Some(axis), op);
+                    let want = cpu::reduce(&d, x.dims(), Some(axis), op).unwrap();
                     assert_eq!(
                         bits_of(&dense::<E>(&got)),
                         bits_of(&want),
@@ -580,7 +582,7 @@ fn check_compaction<E: WithDType + SortElement + ScanElement + Bits>(seed: u64) 
                 "{ctx}"
             );
             let nz = x.nonzero().unwrap();
-            let want = cpu::nonzero(&d, x.dims());
+            let want = cpu::nonzero(&d, x.dims()).unwrap();
             assert_eq!(nz.dims(), &[want.len() / x.rank(), x.rank()], "{ctx}");
             assert_eq!(dense::<i64>(&nz), want, "nonzero {ctx}");
             let count = x.count_nonzero().unwrap();
@@ -810,7 +812,10 @@ fn long_rows_and_many_rows_sort_in_parallel() {
         let (v, i) = x.sort_stable(true).unwrap();
         let want_i = cpu::argsort_rows(&data, shape.1, false);
         assert_eq!(dense::<u32>(&i), want_i);
-        assert_eq!(dense::<f32>(&v), cpu::permute_rows(&data, shape.1, &want_i));
+        assert_eq!(
+            dense::<f32>(&v),
+            cpu::permute_rows(&data, shape.1, &want_i).unwrap()
+        );
         let (_, i) = x.top_k(10).unwrap();
         assert_eq!(
             dense::<u32>(&i),
@@ -819,15 +824,18 @@ fn long_rows_and_many_rows_sort_in_parallel() {
         let s = x.reduce_sum(1).unwrap();
         assert_eq!(
             dense::<f32>(&s),
-            cpu::reduce(&data, &[shape.0, shape.1], Some(1), ScanOp::Sum)
+            cpu::reduce(&data, &[shape.0, shape.1], Some(1), ScanOp::Sum).unwrap()
         );
         let s = x.reduce_max(0).unwrap();
         assert_eq!(
             dense::<f32>(&s),
-            cpu::reduce(&data, &[shape.0, shape.1], Some(0), ScanOp::Max)
+            cpu::reduce(&data, &[shape.0, shape.1], Some(0), ScanOp::Max).unwrap()
         );
         let nz = x.nonzero().unwrap();
-        assert_eq!(dense::<i64>(&nz), cpu::nonzero(&data, &[shape.0, shape.1]));
+        assert_eq!(
+            dense::<i64>(&nz),
+            cpu::nonzero(&data, &[shape.0, shape.1]).unwrap()
+        );
     }
 }
 

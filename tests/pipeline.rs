@@ -64,7 +64,7 @@ fn select_scan_reduce_by_key_reduce_without_host_sync() {
     // Only now read back.
     let wk = cubeprim::cpu::select(&keys, &flags);
     let wv = cubeprim::cpu::select(&values, &flags);
-    let wrun = cubeprim::cpu::scan(&wv, &[wv.len()], 0, ScanOp::Sum, opts);
+    let wrun = cubeprim::cpu::scan(&wv, &[wv.len()], 0, ScanOp::Sum, opts).unwrap();
     let (wrk, wrv) = cubeprim::cpu::reduce_by_key(&wk, &wrun, ScanOp::Max);
     let r = cubeprim::read_count(&c, &runs);
     assert_eq!(cubeprim::read_count(&c, &selected), wk.len());

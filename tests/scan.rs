@@ -154,7 +154,7 @@ fn shorthands() {
     for (op, f) in cases {
         let data: Vec<f32> = values_for(&mut rng, 4 * 300, op);
         let x = upload(&c, &data, &[4, 300]);
-        let want = cubeprim::cpu::scan(&data, &[4, 300], 1, op, d);
+        let want = cubeprim::cpu::scan(&data, &[4, 300], 1, op, d).unwrap();
         let got: Vec<f32> = f(&c, &x, -1).unwrap().to_vec(&c);
         compare(&got, &want, &data, &[4, 300], 1, op, d).unwrap_or_else(|e| panic!("{op:?}: {e}"));
     }
@@ -170,7 +170,7 @@ fn shorthands() {
     for (op, f) in indexed {
         let data: Vec<f32> = tie_values(&mut rng, 4 * 300, 0.01, 0.0);
         let x = upload(&c, &data, &[4, 300]);
-        let (want, want_i) = cubeprim::cpu::scan_with_indices(&data, &[4, 300], 0, op, d);
+        let (want, want_i) = cubeprim::cpu::scan_with_indices(&data, &[4, 300], 0, op, d).unwrap();
         let (v, i) = f(&c, &x, 0).unwrap();
         assert_eq!(v.to_vec::<f32>(&c), want, "{op:?} values");
         assert_eq!(read_indices(&c, &i), want_i, "{op:?} indices");
@@ -358,10 +358,18 @@ fn make_view<E: TestElem>(
     let all: Vec<E> = values_for(rng, n, op);
     let base = upload(c, &all, &base_shape);
     let view = match kind {
-        1 => base.transpose(a, b),
-        2 => base.narrow(d, start, shape[d]),
-        3 => base.transpose(a, b).narrow(d, start, shape[d]),
-        4 => base.narrow(d, start, base_shape[d] - extra).transpose(a, b),
+        1 => base.transpose(a, b).unwrap(),
+        2 => base.narrow(d, start, shape[d]).unwrap(),
+        3 => base
+            .transpose(a, b)
+            .unwrap()
+            .narrow(d, start, shape[d])
+            .unwrap(),
+        4 => base
+            .narrow(d, start, base_shape[d] - extra)
+            .unwrap()
+            .transpose(a, b)
+            .unwrap(),
         _ => base,
     };
     assert_eq!(view.shape, shape);
@@ -418,7 +426,7 @@ fn random_views_with_offset() {
 fn view_offset_minimal() {
     let Some(c) = client() else { return };
     let base: Vec<f32> = (0..8).map(|i| i as f32).collect();
-    let x = upload(&c, &base, &[8]).narrow(0, 3, 5);
+    let x = upload(&c, &base, &[8]).narrow(0, 3, 5).unwrap();
     let y = cubeprim::scan(
         &c,
         &x,
@@ -435,20 +443,28 @@ fn view_offset_minimal() {
 fn strided_long_rows() {
     let views: Vec<(Vec<usize>, ViewFn, isize)> = vec![
         // Axis of stride 3.
-        (vec![5000, 3], Box::new(|t| t.transpose(0, 1)), 1),
+        (vec![5000, 3], Box::new(|t| t.transpose(0, 1).unwrap()), 1),
         // Narrowed rows (row stride 9011, no offset).
-        (vec![3, 9011], Box::new(|t| t.narrow(1, 0, 9000)), 1),
+        (
+            vec![3, 9011],
+            Box::new(|t| t.narrow(1, 0, 9000).unwrap()),
+            1,
+        ),
         // Rank 3, the scanned axis in the middle after a transpose.
-        (vec![4, 9000, 2], Box::new(|t| t.transpose(0, 2)), 1),
+        (
+            vec![4, 9000, 2],
+            Box::new(|t| t.transpose(0, 2).unwrap()),
+            1,
+        ),
         // Transpose then narrow, scanned with a negative axis.
         (
             vec![9000, 6],
-            Box::new(|t| t.transpose(0, 1).narrow(0, 0, 3)),
+            Box::new(|t| t.transpose(0, 1).unwrap().narrow(0, 0, 3).unwrap()),
             -1,
         ),
         (
             vec![9000, 6],
-            Box::new(|t| t.transpose(0, 1).narrow(1, 0, 8000)),
+            Box::new(|t| t.transpose(0, 1).unwrap().narrow(1, 0, 8000).unwrap()),
             1,
         ),
     ];
@@ -462,24 +478,36 @@ type ViewFn = Box<dyn Fn(DeviceTensor<R>) -> DeviceTensor<R>>;
 fn strided_long_rows_with_offset() {
     let views: Vec<(Vec<usize>, ViewFn, isize)> = vec![
         // Offset 5 along the axis of the rows (not a multiple of the vector width).
-        (vec![3, 9011], Box::new(|t| t.narrow(1, 5, 9000)), 1),
+        (
+            vec![3, 9011],
+            Box::new(|t| t.narrow(1, 5, 9000).unwrap()),
+            1,
+        ),
         // Offset 4, row stride 9012: still vectorisable.
-        (vec![3, 9012], Box::new(|t| t.narrow(1, 4, 9000)), -1),
+        (
+            vec![3, 9012],
+            Box::new(|t| t.narrow(1, 4, 9000).unwrap()),
+            -1,
+        ),
         // Offset along another axis.
-        (vec![5, 8192], Box::new(|t| t.narrow(0, 2, 3)), 1),
+        (vec![5, 8192], Box::new(|t| t.narrow(0, 2, 3).unwrap()), 1),
         // Transpose then narrow (both axes), scanned with a negative axis.
         (
             vec![9000, 6],
-            Box::new(|t| t.transpose(0, 1).narrow(0, 2, 3)),
+            Box::new(|t| t.transpose(0, 1).unwrap().narrow(0, 2, 3).unwrap()),
             -1,
         ),
         (
             vec![9000, 6],
-            Box::new(|t| t.transpose(0, 1).narrow(1, 7, 8000)),
+            Box::new(|t| t.transpose(0, 1).unwrap().narrow(1, 7, 8000).unwrap()),
             1,
         ),
         // A row longer than 70 000, narrowed.
-        (vec![2, 70_010], Box::new(|t| t.narrow(1, 3, 70_001)), 1),
+        (
+            vec![2, 70_010],
+            Box::new(|t| t.narrow(1, 3, 70_001).unwrap()),
+            1,
+        ),
     ];
     strided_cases(&views);
 }
@@ -864,9 +892,9 @@ fn indices_views_strided() {
     indices_views(
         58,
         &[
-            Box::new(|t| t.transpose(0, 1)),
-            Box::new(|t| t.narrow(1, 0, 4)),
-            Box::new(|t| t.transpose(0, 1).narrow(1, 0, 4500)),
+            Box::new(|t| t.transpose(0, 1).unwrap()),
+            Box::new(|t| t.narrow(1, 0, 4).unwrap()),
+            Box::new(|t| t.transpose(0, 1).unwrap().narrow(1, 0, 4500).unwrap()),
         ],
     );
 }
@@ -877,8 +905,8 @@ fn indices_views_with_offset() {
     indices_views(
         59,
         &[
-            Box::new(|t| t.narrow(1, 1, 4)),
-            Box::new(|t| t.transpose(0, 1).narrow(1, 3, 4500)),
+            Box::new(|t| t.narrow(1, 1, 4).unwrap()),
+            Box::new(|t| t.transpose(0, 1).unwrap().narrow(1, 3, 4500).unwrap()),
         ],
     );
 }
@@ -913,7 +941,7 @@ fn determinism_f32_sum() {
             );
         }
         let got: Vec<f32> = runs[0].iter().map(|&b| f32::from_bits(b)).collect();
-        let want = cubeprim::cpu::scan(&data, &[n], 0, ScanOp::Sum, opts);
+        let want = cubeprim::cpu::scan(&data, &[n], 0, ScanOp::Sum, opts).unwrap();
         compare(&got, &want, &data, &[n], 0, ScanOp::Sum, opts).unwrap();
     }
 }
@@ -1055,7 +1083,7 @@ fn workspace_epoch_wrap() {
     let tensors: Vec<_> = inputs.iter().map(|d| upload(&c, d, &[n])).collect();
     let wants: Vec<Vec<i32>> = inputs
         .iter()
-        .map(|d| cubeprim::cpu::scan(d, &[n], 0, ScanOp::Sum, opts))
+        .map(|d| cubeprim::cpu::scan(d, &[n], 0, ScanOp::Sum, opts).unwrap())
         .collect();
     let calls = (1 << 14) + 40;
     for call in 0..calls {
@@ -1121,7 +1149,7 @@ fn eager_fallback_gives_the_same_bits() {
                     a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
                     "{plane:?} {op:?}: eager fallback changed the bits"
                 );
-                let want = cubeprim::cpu::scan(&data, &[n], 0, op, base);
+                let want = cubeprim::cpu::scan(&data, &[n], 0, op, base).unwrap();
                 let mut run = 0.0f64;
                 for i in 0..n {
                     run += data[i].abs() as f64;
@@ -1164,7 +1192,7 @@ fn device_resident_length() {
             ScanAlgorithm::ReduceThenScan,
         ] {
             let opts = opts.algorithm(algorithm);
-            let n_dev = DeviceTensor::from_slice(&c, &[count as u32], &[1]);
+            let n_dev = DeviceTensor::from_slice(&c, &[count as u32], &[1]).unwrap();
             let out = upload(&c, &vec![poison; cap], &[cap]);
             cubeprim::scan_len_into(
                 &c,
@@ -1181,7 +1209,7 @@ fn device_resident_length() {
             )
             .unwrap();
             let got: Vec<f32> = out.to_vec(&c);
-            let want = cubeprim::cpu::scan(&data[..count], &[count], 0, ScanOp::Sum, opts);
+            let want = cubeprim::cpu::scan(&data[..count], &[count], 0, ScanOp::Sum, opts).unwrap();
             let what = format!("count {count} of {cap}, {opts:?}");
             compare(
                 &got[..count],
@@ -1218,7 +1246,7 @@ fn device_resident_length() {
     let count = t + 3;
     let vals: Vec<f32> = tie_values(&mut rng, cap, 0.05, 0.01);
     let xv = upload(&c, &vals, &[cap]);
-    let n_dev = DeviceTensor::from_slice(&c, &[count as u32], &[1]);
+    let n_dev = DeviceTensor::from_slice(&c, &[count as u32], &[1]).unwrap();
     let out = upload(&c, &vec![poison; cap], &[cap]);
     let idx = DeviceTensor::empty(&c, &[cap], index_dtype(&c));
     let len = cubeprim::Len::Device {
@@ -1228,7 +1256,7 @@ fn device_resident_length() {
     let opts = ScanOptions::default().algorithm(ScanAlgorithm::DecoupledLookback);
     cubeprim::scan_len_into(&c, &xv, &out, Some(&idx), len, ScanOp::Max, opts, &mut ws).unwrap();
     let (want, want_idx) =
-        cubeprim::cpu::scan_with_indices(&vals[..count], &[count], 0, ScanOp::Max, opts);
+        cubeprim::cpu::scan_with_indices(&vals[..count], &[count], 0, ScanOp::Max, opts).unwrap();
     let got: Vec<f32> = out.to_vec(&c);
     let got_idx = read_indices(&c, &idx);
     for i in 0..count {
@@ -1256,17 +1284,17 @@ fn device_resident_length_errors() {
             ws,
         )
     };
-    let as_i32 = DeviceTensor::from_slice(&c, &[3i32], &[1]);
+    let as_i32 = DeviceTensor::from_slice(&c, &[3i32], &[1]).unwrap();
     assert!(matches!(
         run(&as_i32, 10, &mut ws),
         Err(Error::UnsupportedDType { .. })
     ));
-    let two = DeviceTensor::from_slice(&c, &[3u32, 4], &[2]);
+    let two = DeviceTensor::from_slice(&c, &[3u32, 4], &[2]).unwrap();
     assert!(matches!(
         run(&two, 10, &mut ws),
         Err(Error::LengthMismatch { .. })
     ));
-    let one = DeviceTensor::from_slice(&c, &[3u32], &[1]);
+    let one = DeviceTensor::from_slice(&c, &[3u32], &[1]).unwrap();
     assert!(matches!(
         run(&one, 11, &mut ws),
         Err(Error::LengthMismatch { .. })

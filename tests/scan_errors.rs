@@ -298,7 +298,7 @@ fn oversized_tile_is_refused() {
     match cubeprim::scan(&c, &x, 0, ScanOp::Sum, o, &mut Workspace::new()) {
         Err(_) => {}
         Ok(y) => {
-            let want = cubeprim::cpu::scan(&data, &[n], 0, ScanOp::Sum, d);
+            let want = cubeprim::cpu::scan(&data, &[n], 0, ScanOp::Sum, d).unwrap();
             let got = y.to_vec::<f32>(&c);
             let bad = (0..n).filter(|&i| got[i] != want[i]).count();
             assert_eq!(
@@ -312,7 +312,7 @@ fn oversized_tile_is_refused() {
     match cubeprim::scan_with_indices(&c, &x, 0, ScanOp::Max, o, &mut Workspace::new()) {
         Err(_) => {}
         Ok((y, _)) => {
-            let want = cubeprim::cpu::scan(&data, &[n], 0, ScanOp::Max, d);
+            let want = cubeprim::cpu::scan(&data, &[n], 0, ScanOp::Max, d).unwrap();
             let got = y.to_vec::<f32>(&c);
             let bad = (0..n).filter(|&i| got[i] != want[i]).count();
             assert_eq!(

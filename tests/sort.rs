@@ -75,7 +75,7 @@ fn check_view<E: SortElement>(
     assert_eq!(v.shape, x.shape, "{what}");
     assert_eq!(i.dtype, index.dtype(), "{what}");
     let want_i = cpu::argsort_rows(data, n, opts.descending);
-    let want_v = cpu::permute_rows(data, n, &want_i);
+    let want_v = cpu::permute_rows(data, n, &want_i).unwrap();
     let got_v: Vec<E> = v.to_vec(c);
     assert!(
         bytes_eq(&got_v, &want_v),
@@ -355,6 +355,7 @@ fn full_tiles_with_constant_digits() {
             let idx =
                 cubeprim::argsort(&c, &upload(&c, &k32, &[n]), IndexType::U32, o, &mut ws).unwrap();
             let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, descending, 8, 24)
+                .unwrap()
                 .into_iter()
                 .map(i64::from)
                 .collect();
@@ -386,8 +387,8 @@ fn check_keys<E: TestElem + SortElement>(
         .unwrap()
         .to_vec(c);
     let end = opts.end_bit.unwrap_or(8 * size_of::<E>() as u32);
-    let order = cpu::argsort_rows_bits(data, n, opts.descending, opts.begin_bit, end);
-    let want = cpu::permute_rows(data, n, &order);
+    let order = cpu::argsort_rows_bits(data, n, opts.descending, opts.begin_bit, end).unwrap();
+    let want = cpu::permute_rows(data, n, &order).unwrap();
     assert!(
         bytes_eq(&got, &want),
         "{} {shape:?} {opts:?}: {}",
@@ -496,12 +497,12 @@ fn packed_argsort() {
         let n = 2 * tile + 1;
         let keys: Vec<i32> = (0..n).map(|_| r.random_range(-1 << 20..1 << 20)).collect();
         let o = opts.bits(8, 24).descending();
-        let want = cpu::argsort_rows_bits(&keys, n, true, 8, 24);
+        let want = cpu::argsort_rows_bits(&keys, n, true, 8, 24).unwrap();
         check(&mut ws, &upload(&c, &keys, &[n]), want, IndexType::U32, o);
         // Two rows of `tile + 3`, the columns of a [tile + 3, 2] buffer.
         let n = tile + 3;
         let buf: Vec<f32> = special(&mut r, 2 * n);
-        let t = upload(&c, &buf, &[n, 2]).transpose(0, 1);
+        let t = upload(&c, &buf, &[n, 2]).transpose(0, 1).unwrap();
         let data = gather_view(&buf, &t.shape, &t.strides, t.offset);
         let want = cpu::argsort_rows(&data, n, false);
         check(&mut ws, &t, want, IndexType::U32, opts);
@@ -589,14 +590,14 @@ fn onesweep_many_tiles() {
             &mut ws,
         )
         .unwrap();
-        let want_k = cpu::permute_rows(&keys, n, &order);
+        let want_k = cpu::permute_rows(&keys, n, &order).unwrap();
         let got_k = k.to_vec::<f32>(&c);
         assert!(
             bytes_eq(&got_k, &want_k),
             "pairs keys: {}",
             first_diff(&got_k, &want_k)
         );
-        let want_v = cpu::permute_rows(&vals, n, &order);
+        let want_v = cpu::permute_rows(&vals, n, &order).unwrap();
         let got_v = v.to_vec::<u64>(&c);
         assert!(
             got_v == want_v,
@@ -626,6 +627,7 @@ fn onesweep_many_tiles() {
     .unwrap();
     let got = read_idx(&c, &idx);
     let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, false, b, e)
+        .unwrap()
         .into_iter()
         .map(i64::from)
         .collect();
@@ -635,7 +637,7 @@ fn onesweep_many_tiles() {
     let (rows, m) = (3, 300_000);
     let data: Vec<i32> = (0..rows * m).map(|_| r.random_range(-3000..3000)).collect();
     check_rows(&c, &mut ws, &data, &[rows, m], onesweep(p), IndexType::U32);
-    let t = upload(&c, &data, &[m, rows]).transpose(0, 1);
+    let t = upload(&c, &data, &[m, rows]).transpose(0, 1).unwrap();
     let view = gather_view(&data, &t.shape, &t.strides, t.offset);
     check_view(
         &c,
@@ -708,7 +710,7 @@ fn pairs_patterns_and_stability() {
             )
             .unwrap();
             let order = cpu::argsort_rows(&keys, n, opts.descending);
-            let want_k = cpu::permute_rows(&keys, n, &order);
+            let want_k = cpu::permute_rows(&keys, n, &order).unwrap();
             assert!(k.to_vec::<u32>(&c) == want_k, "{name} {opts:?}: keys");
             assert!(v.to_vec::<u32>(&c) == order, "{name} {opts:?}: values");
         }
@@ -728,7 +730,7 @@ fn pairs_patterns_and_stability() {
             &mut ws,
         )
         .unwrap();
-        assert!(v.to_vec::<f64>(&c) == cpu::permute_rows(&v64, n, &order));
+        assert!(v.to_vec::<f64>(&c) == cpu::permute_rows(&v64, n, &order).unwrap());
     }
     if supports(&c, DType::F16) {
         let (k, v) = cubeprim::sort_pairs(
@@ -741,11 +743,11 @@ fn pairs_patterns_and_stability() {
         .unwrap();
         assert!(bytes_eq(
             &k.to_vec::<f32>(&c),
-            &cpu::permute_rows(&keys, n, &order)
+            &cpu::permute_rows(&keys, n, &order).unwrap()
         ));
         assert!(bytes_eq(
             &v.to_vec::<f16>(&c),
-            &cpu::permute_rows(&v16, n, &order)
+            &cpu::permute_rows(&v16, n, &order).unwrap()
         ));
     }
 }
@@ -765,6 +767,7 @@ fn bit_ranges() {
             let idx = cubeprim::argsort(&c, &upload(&c, &k32, &[n]), IndexType::U32, opts, &mut ws)
                 .unwrap();
             let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, false, b, e)
+                .unwrap()
                 .into_iter()
                 .map(i64::from)
                 .collect();
@@ -778,6 +781,7 @@ fn bit_ranges() {
                     cubeprim::argsort(&c, &upload(&c, &k64, &[n]), IndexType::U32, opts, &mut ws)
                         .unwrap();
                 let want: Vec<i64> = cpu::argsort_rows_bits(&k64, n, true, b, e)
+                    .unwrap()
                     .into_iter()
                     .map(i64::from)
                     .collect();
@@ -829,7 +833,7 @@ fn device_resident_length() {
         let got_k = ko.to_vec::<f32>(&c);
         let got_v = vo.to_vec::<u32>(&c);
         assert!(
-            got_k[..m] == cpu::permute_rows(&keys[..m], m, &order)[..],
+            got_k[..m] == cpu::permute_rows(&keys[..m], m, &order).unwrap()[..],
             "{p:?} count {count}: keys"
         );
         assert!(got_v[..m] == order[..], "{p:?} count {count}: values");
@@ -875,11 +879,11 @@ fn strided_inputs() {
     {
         // A transposed [n, rows] buffer: rows are columns of the buffer (stride `rows`).
         let buf: Vec<f32> = (0..rows * n).map(|_| r.random_range(-4.0..4.0)).collect();
-        let t = upload(&c, &buf, &[n, rows]).transpose(0, 1);
+        let t = upload(&c, &buf, &[n, rows]).transpose(0, 1).unwrap();
         let data = gather_view(&buf, &t.shape, &t.strides, t.offset);
         check_view(&c, &mut ws, &t, &data, ranked(p), IndexType::U32);
         // A narrowed view with an offset.
-        let v = upload(&c, &buf, &[rows, n]).narrow(1, 3, n - 5);
+        let v = upload(&c, &buf, &[rows, n]).narrow(1, 3, n - 5).unwrap();
         let data = gather_view(&buf, &v.shape, &v.strides, v.offset);
         check_view(&c, &mut ws, &v, &data, ranked(p), IndexType::U32);
     }
@@ -984,6 +988,7 @@ fn searchsorted_and_bucketize() {
         for index in [IndexType::U32, IndexType::I64] {
             let got = cubeprim::searchsorted(&c, &s, &qt, side, index).unwrap();
             let want: Vec<i64> = cpu::searchsorted(&sorted, n, &q, q.len(), side == Side::Right)
+                .unwrap()
                 .into_iter()
                 .map(i64::from)
                 .collect();
@@ -992,6 +997,7 @@ fn searchsorted_and_bucketize() {
     }
     let b = cubeprim::bucketize(&c, &qt, &s, true, IndexType::U32).unwrap();
     let want: Vec<i64> = cpu::searchsorted(&sorted, n, &q, q.len(), true)
+        .unwrap()
         .into_iter()
         .map(i64::from)
         .collect();
@@ -1014,11 +1020,12 @@ fn searchsorted_and_bucketize() {
     )
     .unwrap();
     let want: Vec<i64> = cpu::searchsorted(&rows, 300, &qs, 77, true)
+        .unwrap()
         .into_iter()
         .map(i64::from)
         .collect();
     assert!(read_idx(&c, &got) == want, "rows");
-    let empty = DeviceTensor::<R>::from_slice::<i32>(&c, &[], &[0]);
+    let empty = DeviceTensor::<R>::from_slice::<i32>(&c, &[], &[0]).unwrap();
     let got = cubeprim::searchsorted(
         &c,
         &empty,

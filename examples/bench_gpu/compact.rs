@@ -85,7 +85,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
     };
 
     // The copy floor: 2^n f32 read + written.
-    let src = DeviceTensor::<R>::from_slice(c, &floats(n, 1), &[n]);
+    let src = DeviceTensor::<R>::from_slice(c, &floats(n, 1), &[n]).unwrap();
     let dst = DeviceTensor::<R>::empty(c, &[n], DType::F32);
     let copy_ms = median_ms(c, || super::launch_copy(c, &src.handle, &dst.handle, n));
     line("copy_f32", copy_ms, 8.0 * n as f64, copy_ms, true, "");
@@ -96,7 +96,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         let x = floats(small, 2);
         let got = cubeprim::reduce(
             c,
-            &DeviceTensor::from_slice(c, &x, &[small]),
+            &DeviceTensor::from_slice(c, &x, &[small]).unwrap(),
             None,
             ScanOp::Sum,
             &mut ws,
@@ -127,9 +127,9 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
     let upload_mask = |m: &[u32], len: usize, bytes: bool| -> DeviceTensor<R> {
         if bytes {
             let b: Vec<u8> = m.iter().map(|&x| x as u8).collect();
-            DeviceTensor::from_slice(c, &b, &[len])
+            DeviceTensor::from_slice(c, &b, &[len]).unwrap()
         } else {
-            DeviceTensor::from_slice(c, m, &[len])
+            DeviceTensor::from_slice(c, m, &[len]).unwrap()
         }
     };
     let masks: &[(bool, &str)] = if runs_only {
@@ -144,7 +144,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
             let (x, m) = (floats(small, 3), mask(small, 4, 0.5));
             let got = cubeprim::masked_select(
                 c,
-                &DeviceTensor::from_slice(c, &x, &[small]),
+                &DeviceTensor::from_slice(c, &x, &[small]).unwrap(),
                 &upload_mask(&m, small, bytes),
                 &mut ws,
             )
@@ -176,7 +176,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
             } else {
                 got.to_vec::<i32>(c).into_iter().map(i64::from).collect()
             };
-            let ok = got == cubeprim::cpu::nonzero(&m, &[small]);
+            let ok = got == cubeprim::cpu::nonzero(&m, &[small]).unwrap();
             let md = upload_mask(&mask(n, 7, 0.5), n, bytes);
             let out = DeviceTensor::<R>::empty(c, &[n, 1], cubeprim::nonzero_index_dtype(c));
             let count = cubeprim::new_count(c);
@@ -196,12 +196,12 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
     }
 
     // unique_consecutive with counts, then values only, of the same sorted i32 keys (mean run 4).
-    let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]);
+    let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]).unwrap();
     {
         let k = sorted_keys(small, 8);
         let u = cubeprim::unique_consecutive_sized(
             c,
-            &DeviceTensor::from_slice(c, &k, &[small]),
+            &DeviceTensor::from_slice(c, &k, &[small]).unwrap(),
             false,
             true,
             &mut ws,
@@ -237,7 +237,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         let k = sorted_keys(small, 8);
         let u = cubeprim::unique_consecutive_sized(
             c,
-            &DeviceTensor::from_slice(c, &k, &[small]),
+            &DeviceTensor::from_slice(c, &k, &[small]).unwrap(),
             false,
             false,
             &mut ws,
@@ -265,8 +265,8 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         let (k, v) = (sorted_keys(small, 10), floats(small, 11));
         let (ok_, ov, count) = cubeprim::reduce_by_key(
             c,
-            &DeviceTensor::from_slice(c, &k, &[small]),
-            &DeviceTensor::from_slice(c, &v, &[small]),
+            &DeviceTensor::from_slice(c, &k, &[small]).unwrap(),
+            &DeviceTensor::from_slice(c, &v, &[small]).unwrap(),
             small,
             ScanOp::Sum,
             &mut ws,
@@ -281,7 +281,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
                 .iter()
                 .zip(&wv)
                 .all(|(a, b)| (a - b).abs() <= 1e-4 * (b.abs() + 8.0));
-        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 12), &[n]);
+        let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 12), &[n]).unwrap();
         let ok2 = DeviceTensor::<R>::empty(c, &[n], DType::I32);
         let ov2 = DeviceTensor::<R>::empty(c, &[n], DType::F32);
         let count = cubeprim::new_count(c);

@@ -94,14 +94,14 @@ fn scan_case<R: Runtime>(
     let host = random_f32(n, seed, lo, hi);
     let axis = shape.len() - 1;
     let x = match dtype {
-        DType::F32 => DeviceTensor::<R>::from_slice(client, &host, shape),
+        DType::F32 => DeviceTensor::<R>::from_slice(client, &host, shape).unwrap(),
         DType::BF16 => {
             let v: Vec<half::bf16> = host.iter().map(|&f| half::bf16::from_f32(f)).collect();
-            DeviceTensor::<R>::from_slice(client, &v, shape)
+            DeviceTensor::<R>::from_slice(client, &v, shape).unwrap()
         }
         DType::I32 => {
             let v: Vec<i32> = host.iter().map(|&f| (f * 100.0) as i32).collect();
-            DeviceTensor::<R>::from_slice(client, &v, shape)
+            DeviceTensor::<R>::from_slice(client, &v, shape).unwrap()
         }
         _ => unimplemented!("bench dtype"),
     };
@@ -138,7 +138,7 @@ fn scan_case<R: Runtime>(
                 .iter()
                 .map(|&v| v as f64)
                 .collect();
-            let w = cubeprim::cpu::scan(&host, shape, axis, op, opts);
+            let w = cubeprim::cpu::scan(&host, shape, axis, op, opts).unwrap();
             (
                 g,
                 w.iter().map(|&v| v as f64).collect(),
@@ -152,7 +152,7 @@ fn scan_case<R: Runtime>(
                 .iter()
                 .map(|v| v.to_f64())
                 .collect();
-            let w = cubeprim::cpu::scan(&hv, shape, axis, op, opts);
+            let w = cubeprim::cpu::scan(&hv, shape, axis, op, opts).unwrap();
             // bf16 outputs carry 8 bits: scale the tolerance by 2^8 relative to f32's check.
             let s = running_abs(&host, shape, opts)
                 .iter()
@@ -167,14 +167,14 @@ fn scan_case<R: Runtime>(
                 .iter()
                 .map(|&v| v as f64)
                 .collect();
-            let w = cubeprim::cpu::scan(&hv, shape, axis, op, opts);
+            let w = cubeprim::cpu::scan(&hv, shape, axis, op, opts).unwrap();
             (g, w.iter().map(|&v| v as f64).collect(), vec![0.0; n])
         }
         _ => unreachable!(),
     };
     let (worst, mut ok) = check(&got, &want, &scale);
     if let Some(idx) = &idx {
-        let (_, wi) = cubeprim::cpu::scan_with_indices(&host, shape, axis, op, opts);
+        let (_, wi) = cubeprim::cpu::scan_with_indices(&host, shape, axis, op, opts).unwrap();
         let gi: Vec<i64> = match idx.dtype {
             DType::I64 => idx.to_vec::<i64>(client),
             _ => idx
@@ -213,6 +213,7 @@ fn running_abs(x: &[f32], shape: &[usize], opts: ScanOptions) -> Vec<f64> {
         ..opts
     };
     cubeprim::cpu::scan(&abs, shape, shape.len() - 1, ScanOp::Sum, o)
+        .unwrap()
         .iter()
         .map(|&v| v as f64)
         .collect()

@@ -181,7 +181,7 @@ fn keys_case<R: Runtime, T: cubeprim::Element, O: Copy + Ord + Into<u64>>(
     reps: usize,
     copy_gbs: f64,
 ) {
-    let x = DeviceTensor::<R>::from_slice(client, src, &[src.len()]);
+    let x = DeviceTensor::<R>::from_slice(client, src, &[src.len()]).unwrap();
     let out = cubeprim::sort(client, &x, opts, ws).unwrap();
     let as_u = |v: &[T]| v.iter().map(order).collect::<Vec<O>>();
     let check = ok(check_sorted(&as_u(src), &as_u(&out.to_vec::<T>(client))));
@@ -279,7 +279,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         // passes, `SortOptions::pack_indices(false)`).
         {
             let src: Vec<f32> = (0..big).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]);
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[big]).unwrap();
             let mut runs = vec![(IndexType::U32, opts), (IndexType::I64, opts)];
             if packed {
                 let kv = opts.pack_indices(false);
@@ -327,7 +327,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 (8, (1 << 21) + 5)
             };
             let src: Vec<f32> = (0..rows * n).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]);
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]).unwrap();
             let idx = cubeprim::argsort(&client, &x, IndexType::U32, opts, &mut ws).unwrap();
             let want = cpu::argsort_rows(&src, n, false);
             let got = idx.to_vec::<u32>(&client);
@@ -348,7 +348,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         if !core {
             let n = 1usize << 22;
             let src: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let x = DeviceTensor::<R>::from_slice(&client, &src, &[n]);
+            let x = DeviceTensor::<R>::from_slice(&client, &src, &[n]).unwrap();
             let out = cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             let want = cpu::sort_rows(&src, n, false);
             let got = out.to_vec::<f32>(&client);
@@ -369,13 +369,13 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     // Row-wise sort with indices and top-k, [16384, 4096] f32.
     let (rows, n) = if small { (1024, 4096) } else { (16384, 4096) };
     let src: Vec<f32> = (0..rows * n).map(|_| rng.random_range(-1.0..1.0)).collect();
-    let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]);
+    let x = DeviceTensor::<R>::from_slice(&client, &src, &[rows, n]).unwrap();
     let sub = 64 * n; // rows checked against the CPU
     {
         let (v, i) =
             cubeprim::sort_with_indices(&client, &x, IndexType::I64, opts, &mut ws).unwrap();
         let want_i = cpu::argsort_rows(&src[..sub], n, false);
-        let want_v = cpu::permute_rows(&src[..sub], n, &want_i);
+        let want_v = cpu::permute_rows(&src[..sub], n, &want_i).unwrap();
         let gv = v.to_vec::<f32>(&client);
         let gi = i.to_vec::<i64>(&client);
         let same =
@@ -437,11 +437,11 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         let mut s: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
         s.sort_by(|a, b| a.total_cmp(b));
         let q: Vec<f32> = (0..m).map(|_| rng.random_range(-1.1..1.1)).collect();
-        let st = DeviceTensor::<R>::from_slice(&client, &s, &[n]);
-        let qt = DeviceTensor::<R>::from_slice(&client, &q, &[m]);
+        let st = DeviceTensor::<R>::from_slice(&client, &s, &[n]).unwrap();
+        let qt = DeviceTensor::<R>::from_slice(&client, &q, &[m]).unwrap();
         let out = cubeprim::searchsorted(&client, &st, &qt, cubeprim::Side::Left, IndexType::I64)
             .unwrap();
-        let want = cpu::searchsorted(&s, n, &q[..1 << 16], 1 << 16, false);
+        let want = cpu::searchsorted(&s, n, &q[..1 << 16], 1 << 16, false).unwrap();
         let got = out.to_vec::<i64>(&client);
         let same = got[..1 << 16]
             .iter()

@@ -182,12 +182,13 @@ pub fn scan<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
     indexed: bool,
-) -> (Vec<E>, Vec<i64>) {
+) -> crate::Result<(Vec<E>, Vec<i64>)> {
+    crate::cpu::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
     if data.is_empty() {
-        return (Vec::new(), Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let rows_data;
     let rows: &[E] = if inner == 1 {
@@ -207,24 +208,28 @@ pub fn scan<E: ScanElement>(
         out.par_chunks_mut(task)
             .zip(idx.par_chunks_mut(task))
             .zip(rows.par_chunks(task))
-            .for_each(|((o, ix), x)| {
-                let (v, i) = cpu::scan_with_indices(x, &[x.len() / n, n], 1, op, opts);
+            .try_for_each(|((o, ix), x)| {
+                let (v, i) = cpu::scan_with_indices(x, &[x.len() / n, n], 1, op, opts)?;
                 o.copy_from_slice(&v);
                 ix.copy_from_slice(&i);
-            });
+                Ok::<_, crate::Error>(())
+            })?;
     } else {
         out.par_chunks_mut(task)
             .zip(rows.par_chunks(task))
-            .for_each(|(o, x)| o.copy_from_slice(&cpu::scan(x, &[x.len() / n, n], 1, op, opts)));
+            .try_for_each(|(o, x)| {
+                o.copy_from_slice(&cpu::scan(x, &[x.len() / n, n], 1, op, opts)?);
+                Ok::<_, crate::Error>(())
+            })?;
     }
     if inner == 1 {
-        (out, idx)
+        Ok((out, idx))
     } else {
         let idx = if indexed {
             axis_back(&idx, n, inner)
         } else {
             idx
         };
-        (axis_back(&out, n, inner), idx)
+        Ok((axis_back(&out, n, inner), idx))
     }
 }

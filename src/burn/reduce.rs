@@ -112,16 +112,18 @@ impl PrimOp for Reduce {
                     kept[a] = 1;
                     let outer: usize = shape[..a].iter().product();
                     let slab = (n * inner).max(1);
-                    let mut out = Vec::with_capacity(outer * inner);
-                    out.par_extend((0..outer).into_par_iter().flat_map_iter(|o| {
-                        let x = v.get(o * slab..(o + 1) * slab).unwrap_or(&[]);
-                        cpu::reduce(x, &[n, inner], Some(0), op)
-                    }));
-                    out
+                    let parts: Vec<Vec<E>> = (0..outer)
+                        .into_par_iter()
+                        .map(|o| {
+                            let x = v.get(o * slab..(o + 1) * slab).unwrap_or(&[]);
+                            cpu::reduce(x, &[n, inner], Some(0), op)
+                        })
+                        .collect::<Result<_>>()?;
+                    parts.concat()
                 }
                 None => {
                     kept = vec![1];
-                    cpu::reduce(v, shape, None, op)
+                    cpu::reduce(v, shape, None, op)?
                 }
             };
             Ok(vec![HostTensor {

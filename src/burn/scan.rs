@@ -76,7 +76,7 @@ impl PrimOp for Scan {
         let shape = x.shape.clone();
         with_host_data!(&x.data, |v: E| {
             let (out, idx) =
-                host::scan::<E>(v, &shape, self.axis, self.op, self.opts, self.indexed);
+                host::scan::<E>(v, &shape, self.axis, self.op, self.opts, self.indexed)?;
             let mut outs = vec![HostTensor {
                 shape: shape.clone(),
                 data: E::into_host(out),

@@ -182,7 +182,7 @@ impl PrimOp for NonZero {
     fn run_host(&self, inputs: &[HostTensor<'_>]) -> Result<Vec<HostTensor<'static>>> {
         let x = &inputs[0];
         let (n, rank) = (x.shape.iter().product::<usize>(), x.shape.len());
-        let idx = with_host_data!(&x.data, |v: E| cpu::nonzero::<E>(v, &x.shape));
+        let idx = with_host_data!(&x.data, |v: E| cpu::nonzero::<E>(v, &x.shape))?;
         let k = idx.len() / rank.max(1);
         Ok(vec![
             HostTensor {

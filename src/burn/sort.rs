@@ -120,18 +120,20 @@ impl PrimOp for Sort {
         let n = *shape.last().expect("rank >= 1");
         with_host_data!(&x.data, |v: E| {
             let order = argsort_host::<E>(v, n, self.descending);
-            let values = || HostTensor {
-                shape: shape.clone(),
-                data: E::into_host(cpu::permute_rows(v, n, &order)),
+            let values = || -> Result<HostTensor<'static>> {
+                Ok(HostTensor {
+                    shape: shape.clone(),
+                    data: E::into_host(cpu::permute_rows(v, n, &order)?),
+                })
             };
             let indices = || HostTensor {
                 shape: shape.clone(),
                 data: u32::into_host(order.clone()),
             };
             Ok(match self.outputs {
-                SortOutputs::Values => vec![values()],
+                SortOutputs::Values => vec![values()?],
                 SortOutputs::Indices => vec![indices()],
-                SortOutputs::Both => vec![values(), indices()],
+                SortOutputs::Both => vec![values()?, indices()],
             })
         })
     }
@@ -276,7 +278,7 @@ impl PrimOp for SearchSorted {
                 reason: "queries must have the sorted tensor's dtype".into(),
             })?;
             cpu::searchsorted::<E>(s, n, q, m, right)
-        });
+        })?;
         Ok(vec![HostTensor {
             shape: queries.shape.clone(),
             data: u32::into_host(pos),

@@ -31,9 +31,15 @@ fn client() -> Option<ComputeClient<R>> {
 fn upload(c: &ComputeClient<R>, t: &Tensor) -> DeviceTensor<R> {
     let flat = t.flatten_all().unwrap();
     match t.dtype() {
-        CDType::F32 => DeviceTensor::from_slice(c, &flat.to_vec1::<f32>().unwrap(), t.dims()),
-        CDType::U32 => DeviceTensor::from_slice(c, &flat.to_vec1::<u32>().unwrap(), t.dims()),
-        CDType::I32 => DeviceTensor::from_slice(c, &flat.to_vec1::<i32>().unwrap(), t.dims()),
+        CDType::F32 => {
+            DeviceTensor::from_slice(c, &flat.to_vec1::<f32>().unwrap(), t.dims()).unwrap()
+        }
+        CDType::U32 => {
+            DeviceTensor::from_slice(c, &flat.to_vec1::<u32>().unwrap(), t.dims()).unwrap()
+        }
+        CDType::I32 => {
+            DeviceTensor::from_slice(c, &flat.to_vec1::<i32>().unwrap(), t.dims()).unwrap()
+        }
         d => panic!("no {d:?} here"),
     }
 }

@@ -97,7 +97,7 @@ impl PrimOp for Reduce {
             let id = if self.op == ReduceOp::Prod { 1.0 } else { 0.0 };
             let n = dims.iter().product();
             return Ok(vec![crate::dispatch::with_dtype!(x.dtype, |T, _A| {
-                DeviceTensor::from_slice(d.client, &vec![<T as Element>::from_f64(id); n], &dims)
+                DeviceTensor::from_slice(d.client, &vec![<T as Element>::from_f64(id); n], &dims)?
             })]);
         }
         let out = DeviceTensor::empty(d.client, &dims, x.dtype);

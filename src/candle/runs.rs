@@ -195,7 +195,7 @@ impl PrimOp for ReduceByKey {
         let (k, v, count) = crate::reduce_by_key(d.client, keys, values, n, self.op, d.ws)?;
         // Outputs sized for every element; the run count read back once to cut them.
         let runs = crate::read_count(d.client, &count);
-        Ok(vec![k.narrow(0, 0, runs), v.narrow(0, 0, runs)])
+        Ok(vec![k.narrow(0, 0, runs)?, v.narrow(0, 0, runs)?])
     }
 }
 

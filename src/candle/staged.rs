@@ -135,13 +135,13 @@ fn upload<R: Runtime>(
     dims: &[usize],
 ) -> Result<DeviceTensor<R>> {
     Ok(match s {
-        CpuStorage::F32(v) => DeviceTensor::from_slice(client, v, dims),
-        CpuStorage::F64(v) => DeviceTensor::from_slice(client, v, dims),
-        CpuStorage::F16(v) => DeviceTensor::from_slice(client, v, dims),
-        CpuStorage::BF16(v) => DeviceTensor::from_slice(client, v, dims),
-        CpuStorage::U32(v) => DeviceTensor::from_slice(client, v, dims),
-        CpuStorage::I32(v) => DeviceTensor::from_slice(client, v, dims),
-        CpuStorage::I64(v) => DeviceTensor::from_slice(client, v, dims),
+        CpuStorage::F32(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
+        CpuStorage::F64(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
+        CpuStorage::F16(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
+        CpuStorage::BF16(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
+        CpuStorage::U32(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
+        CpuStorage::I32(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
+        CpuStorage::I64(v) => DeviceTensor::from_slice(client, v, dims).map_err(super::wrap)?,
         s => return Err(bad_dtype(s.dtype(), "upload")),
     })
 }

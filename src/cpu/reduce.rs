@@ -1,19 +1,22 @@
 use super::ScanElement;
-use crate::ScanOp;
+use crate::{Result, ScanOp};
 
 /// The fold of `data` (row-major, `shape`) along `axis` (removed), or of everything.
+/// [`crate::Error::LengthMismatch`] unless `data` fills `shape`, [`crate::Error::AxisOutOfRange`]
+/// for an axis past it.
 pub fn reduce<E: ScanElement>(
     data: &[E],
     shape: &[usize],
     axis: Option<usize>,
     op: ScanOp,
-) -> Vec<E> {
+) -> Result<Vec<E>> {
+    super::check_shape(data.len(), shape, axis)?;
     let Some(axis) = axis else {
         let mut a = E::identity(op);
         for x in data {
             a = E::combine(op, a, E::to_acc(*x));
         }
-        return vec![E::from_acc(a)];
+        return Ok(vec![E::from_acc(a)]);
     };
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
@@ -28,5 +31,5 @@ pub fn reduce<E: ScanElement>(
             out.push(E::from_acc(a));
         }
     }
-    out
+    Ok(out)
 }

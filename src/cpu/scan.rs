@@ -1,4 +1,4 @@
-use crate::{Element, ScanOp, ScanOptions};
+use crate::{Element, Result, ScanOp, ScanOptions};
 use half::{bf16, f16};
 
 /// An element the CPU scan handles, with the type it accumulates in.
@@ -106,15 +106,16 @@ int_elem!(u32);
 int_elem!(i64);
 int_elem!(u64);
 
-/// Scan of a contiguous row-major tensor along `axis` (indices: `None`).
+/// Scan of a contiguous row-major tensor along `axis`. [`crate::Error::LengthMismatch`]
+/// unless `data` fills `shape`, [`crate::Error::AxisOutOfRange`] for an axis past it.
 pub fn scan<E: ScanElement>(
     data: &[E],
     shape: &[usize],
     axis: usize,
     op: ScanOp,
     opts: ScanOptions,
-) -> Vec<E> {
-    scan_impl(data, shape, axis, op, opts, false).0
+) -> Result<Vec<E>> {
+    Ok(scan_impl(data, shape, axis, op, opts, false)?.0)
 }
 
 /// Scan with the index (along `axis`) of the element holding each running max / min; `-1`
@@ -125,7 +126,7 @@ pub fn scan_with_indices<E: ScanElement>(
     axis: usize,
     op: ScanOp,
     opts: ScanOptions,
-) -> (Vec<E>, Vec<i64>) {
+) -> Result<(Vec<E>, Vec<i64>)> {
     scan_impl(data, shape, axis, op, opts, true)
 }
 
@@ -136,8 +137,8 @@ fn scan_impl<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
     with_indices: bool,
-) -> (Vec<E>, Vec<i64>) {
-    assert_eq!(data.len(), shape.iter().product::<usize>());
+) -> Result<(Vec<E>, Vec<i64>)> {
+    super::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
@@ -175,5 +176,5 @@ fn scan_impl<E: ScanElement>(
             }
         }
     }
-    (out, idx)
+    Ok((out, idx))
 }

@@ -1,4 +1,4 @@
-use crate::Element;
+use crate::{Element, Result};
 
 /// Whether a flag is set: non-zero (NaN is set, -0.0 is not).
 pub fn is_set<F: Element>(f: F) -> bool {
@@ -28,7 +28,9 @@ pub fn partition<T: Copy, F: Element>(data: &[T], flags: &[F]) -> (Vec<T>, usize
 }
 
 /// Row-major N-d indices of the non-zero elements (`[count, rank]`, flattened).
-pub fn nonzero<F: Element>(x: &[F], shape: &[usize]) -> Vec<i64> {
+/// [`crate::Error::LengthMismatch`] unless `x` fills `shape`.
+pub fn nonzero<F: Element>(x: &[F], shape: &[usize]) -> Result<Vec<i64>> {
+    super::check_shape(x.len(), shape, None)?;
     let mut out = vec![];
     for (i, f) in x.iter().enumerate() {
         if is_set(*f) {
@@ -41,5 +43,5 @@ pub fn nonzero<F: Element>(x: &[F], shape: &[usize]) -> Vec<i64> {
             out.extend(idx);
         }
     }
-    out
+    Ok(out)
 }

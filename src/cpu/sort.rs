@@ -1,7 +1,7 @@
 //! CPU reference of the sort family: stable sorts with a total order (NaN last in ascending
 //! order, `-0.0` equal to `+0.0`, as PyTorch), arg-sorts, top-k and searchsorted, row by row.
 
-use crate::Element;
+use crate::{Element, Error, Result};
 use half::{bf16, f16};
 use std::cmp::Ordering;
 
@@ -80,14 +80,20 @@ pub fn key_bits(dtype: crate::DType) -> u32 {
 }
 
 /// The stable order of each row of `n` keys (positions within the row), ascending or
-/// descending, comparing only the ordered bits `[begin_bit, end_bit)`.
+/// descending, comparing only the ordered bits `[begin_bit, end_bit)`
+/// ([`Error::InvalidArgument`] unless `begin_bit <= end_bit <= 64`).
 pub fn argsort_rows_bits<E: SortElement>(
     data: &[E],
     n: usize,
     descending: bool,
     begin_bit: u32,
     end_bit: u32,
-) -> Vec<u32> {
+) -> Result<Vec<u32>> {
+    if begin_bit > end_bit || end_bit > 64 {
+        return Err(Error::InvalidArgument(format!(
+            "bit range [{begin_bit}, {end_bit}) of a key of at most 64 bits"
+        )));
+    }
     let width = end_bit - begin_bit;
     let field = |x: &E| {
         if width == 0 {
@@ -96,7 +102,7 @@ pub fn argsort_rows_bits<E: SortElement>(
             (x.ordered_bits() >> begin_bit) & (u64::MAX >> (64 - width))
         }
     };
-    rows(data, n)
+    Ok(rows(data, n)
         .flat_map(|row| {
             let mut idx: Vec<u32> = (0..row.len() as u32).collect();
             idx.sort_by(|&a, &b| {
@@ -109,7 +115,7 @@ pub fn argsort_rows_bits<E: SortElement>(
             });
             idx
         })
-        .collect()
+        .collect())
 }
 
 /// The stable order of each row of `n` keys (positions within the row).
@@ -132,17 +138,34 @@ pub fn argsort_rows<E: SortElement>(data: &[E], n: usize, descending: bool) -> V
 }
 
 /// `data` rearranged row by row by `order` (positions within each row of `n`).
-pub fn permute_rows<E: Copy>(data: &[E], n: usize, order: &[u32]) -> Vec<E> {
+/// [`Error::InvalidArgument`] for a position past its row or past `data`.
+pub fn permute_rows<E: Copy>(data: &[E], n: usize, order: &[u32]) -> Result<Vec<E>> {
     order
         .iter()
         .enumerate()
-        .map(|(i, &j)| data[i / n.max(1) * n + j as usize])
+        .map(|(i, &j)| {
+            let at = (i / n.max(1) * n).checked_add(j as usize);
+            match at.and_then(|at| data.get(at)) {
+                Some(&x) if (j as usize) < n => Ok(x),
+                _ => Err(Error::InvalidArgument(format!(
+                    "position {j} of row {} (rows of {n}, {} elements)",
+                    i / n.max(1),
+                    data.len()
+                ))),
+            }
+        })
         .collect()
 }
 
 /// Each row of `n` keys sorted stably.
 pub fn sort_rows<E: SortElement>(data: &[E], n: usize, descending: bool) -> Vec<E> {
-    permute_rows(data, n, &argsort_rows(data, n, descending))
+    let order = argsort_rows(data, n, descending);
+    // Each position is inside its row (a short last row included): no error.
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, &j)| data[i / n.max(1) * n + j as usize])
+        .collect()
 }
 
 /// The `k` largest (or smallest) of each row with their positions, best first; ties keep the
@@ -168,14 +191,31 @@ pub fn top_k_rows<E: SortElement>(
 /// For each query (rows of `m`), its insertion position in the matching row of `sorted` (rows
 /// of `n`; one row shared by all queries when `sorted.len() == n`): the first position whose
 /// key is not less than the query (`right == false`) or greater than it (`right == true`).
+/// An [`Error`] where `sorted` is not rows of `n` or has fewer rows than the queries.
 pub fn searchsorted<E: SortElement>(
     sorted: &[E],
     n: usize,
     queries: &[E],
     m: usize,
     right: bool,
-) -> Vec<u32> {
-    queries
+) -> Result<Vec<u32>> {
+    if sorted.len() != n {
+        // One row of `n` sorted keys per row of `m` queries.
+        let rows = sorted.len().checked_div(n).unwrap_or(0);
+        if n == 0 || !sorted.len().is_multiple_of(n) {
+            return Err(Error::InvalidArgument(format!(
+                "{} sorted keys are not rows of {n}",
+                sorted.len()
+            )));
+        }
+        if queries.len().div_ceil(m.max(1)) > rows {
+            return Err(Error::ShapeMismatch {
+                expected: vec![rows, m],
+                got: vec![queries.len().div_ceil(m.max(1)), m],
+            });
+        }
+    }
+    Ok(queries
         .iter()
         .enumerate()
         .map(|(i, q)| {
@@ -188,7 +228,7 @@ pub fn searchsorted<E: SortElement>(
             };
             p as u32
         })
-        .collect()
+        .collect())
 }
 
 fn rows<E>(data: &[E], n: usize) -> impl Iterator<Item = &[E]> {

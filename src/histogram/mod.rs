@@ -22,6 +22,14 @@ const GLOBAL_ITEMS: u32 = 16;
 /// Keys one call counts: 2^32 less one chunk of the largest cube (256 units × 512 keys).
 const MAX_KEYS: usize = (u32::MAX - (1 << 17)) as usize;
 
+/// At most 2^31 - 1 bins (the kernels compare keys with the bin count as `i32`).
+fn check_bins(bins: usize) -> Result<()> {
+    if bins > i32::MAX as usize {
+        return Err(Error::Unsupported(format!("{bins} bins: at most 2^31 - 1")));
+    }
+    Ok(())
+}
+
 /// Bytes of [`Workspace`] a histogram needs: none (kept for the uniform size-query API).
 pub fn histogram_workspace_bytes(_bins: usize) -> usize {
     0
@@ -47,6 +55,11 @@ pub fn histogram_into<'a, R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<()> {
     let len = len.into();
+    crate::validate::args(
+        client,
+        &[("the keys", Some(keys)), ("the length", len.device_count())],
+        &[("the output", Some(out))],
+    )?;
     if !matches!(
         keys.dtype,
         DType::U32 | DType::I32 | DType::U64 | DType::I64
@@ -58,9 +71,7 @@ pub fn histogram_into<'a, R: Runtime>(
     }
     // 64-bit keys are read as two u32 words each (no 64-bit arithmetic in the kernel).
     let wide = keys.dtype.size() == 8;
-    if bins > i32::MAX as usize {
-        return Err(Error::Unsupported(format!("{bins} bins: at most 2^31 - 1")));
-    }
+    check_bins(bins)?;
     len.validate(keys.num_elements())?;
     let cap = len.capacity();
     // Positions are 32-bit in the kernel: the last cube's chunk must not wrap past 2^32.
@@ -149,6 +160,9 @@ pub fn histogram<'a, R: Runtime>(
     len: impl Into<Len<'a, R>>,
     ws: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
+    // Before the output is allocated.
+    crate::validate::input(client, "the keys", keys)?;
+    check_bins(bins)?;
     let out = DeviceTensor::empty(client, &[bins], DType::U32);
     histogram_into(client, keys, bins, len, &out, ws)?;
     Ok(out)

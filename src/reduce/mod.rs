@@ -106,9 +106,10 @@ pub fn reduce_workspace_bytes<R: Runtime>(
     axis: Option<isize>,
     dtype: DType,
 ) -> Result<usize> {
+    let n = crate::tensor::check_shape(shape)?;
     let (shape, axis) = match axis {
         Some(a) => (shape.to_vec(), resolve_axis(a, shape.len())?),
-        None => (vec![shape.iter().product()], 0),
+        None => (vec![n], 0),
     };
     let strides = crate::tensor::contiguous_strides(&shape);
     let src = Src::<R> {
@@ -274,6 +275,11 @@ pub fn reduce_into<R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     crate::select::plan::check_supported(client, input.dtype)?;
+    crate::validate::args(
+        client,
+        &[("the input", Some(input))],
+        &[("the output", Some(out))],
+    )?;
     match axis {
         Some(a) => {
             let ax = resolve_axis(a, input.rank())?;
@@ -361,6 +367,8 @@ pub fn reduce<R: Runtime>(
     op: ReduceOp,
     workspace: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
+    // Before the output is allocated.
+    crate::validate::input(client, "the input", input)?;
     let shape = match axis {
         Some(a) => {
             let ax = resolve_axis(a, input.rank())?;
@@ -388,6 +396,14 @@ pub fn reduce_len_into<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     let len = len.into();
+    crate::validate::args(
+        client,
+        &[
+            ("the input", Some(input)),
+            ("the length", len.device_count()),
+        ],
+        &[("the output", Some(out))],
+    )?;
     len.validate(input.num_elements())?;
     crate::select::plan::check_input(client, input, len.capacity())?;
     check_output(out, 1, input.dtype)?;

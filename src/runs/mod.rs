@@ -31,6 +31,7 @@ pub fn runs_workspace_bytes<R: Runtime>(
     keys: DType,
     values: Option<DType>,
 ) -> Result<usize> {
+    crate::tensor::check_len("the capacity", capacity)?;
     let acc = values.map(|v| v.accumulator_size()).unwrap_or(4);
     // The most staged outputs give the smallest tile, so the most tiles and the most state.
     let run = RunConfig {
@@ -197,6 +198,20 @@ fn run<R: Runtime>(
     job: Job<'_, R>,
     ws: &mut Workspace<R>,
 ) -> Result<()> {
+    crate::validate::args(
+        client,
+        &[
+            ("the keys", Some(job.keys)),
+            ("the values", job.values),
+            ("the length", job.len.device_count()),
+        ],
+        &[
+            ("the key output", Some(job.out_keys)),
+            ("the value output", job.out_values),
+            ("the inverse", job.inverse),
+            ("the count", Some(job.count)),
+        ],
+    )?;
     let available = [Some(job.keys), job.values]
         .into_iter()
         .flatten()
@@ -419,11 +434,25 @@ pub fn reduce_by_key<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
+    before_alloc(client, &[keys, values], len)?;
     let ok = DeviceTensor::empty(client, &[len.capacity()], keys.dtype);
     let ov = DeviceTensor::empty(client, &[len.capacity()], values.dtype);
     let count = new_count(client);
     reduce_by_key_into(client, keys, values, len, op, &ok, &ov, &count, workspace)?;
     Ok((ok, ov, count))
+}
+
+/// The inputs of a call that returns fresh outputs, checked before they are allocated, and
+/// the capacity of its length (the outputs' size).
+fn before_alloc<R: Runtime>(
+    client: &ComputeClient<R>,
+    inputs: &[&DeviceTensor<R>],
+    len: Len<'_, R>,
+) -> Result<()> {
+    for t in inputs {
+        crate::validate::input(client, "an input", t)?;
+    }
+    crate::tensor::check_len("the length", len.capacity())
 }
 
 /// The outputs of [`unique_consecutive`].
@@ -449,6 +478,7 @@ pub fn unique_consecutive<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<UniqueConsecutive<R>> {
     let len = len.into();
+    before_alloc(client, &[keys], len)?;
     let cap = len.capacity();
     let idx = crate::scan::index_dtype(client);
     let values = DeviceTensor::empty(client, &[cap], keys.dtype);
@@ -490,8 +520,8 @@ pub fn unique_consecutive_sized<R: Runtime>(
     let n = keys.num_elements();
     let mut u = unique_consecutive(client, keys, n, return_inverse, return_counts, workspace)?;
     let k = read_count(client, &u.count);
-    u.values = u.values.narrow(0, 0, k);
-    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
+    u.values = u.values.narrow(0, 0, k)?;
+    u.counts = u.counts.map(|c| c.narrow(0, 0, k)).transpose()?;
     u.inverse = u.inverse.map(|i| {
         let mut i = i;
         i.shape = keys.shape.clone();

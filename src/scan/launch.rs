@@ -100,6 +100,8 @@ pub(crate) fn scan<R: Runtime>(
 ) -> Result<(DeviceTensor<R>, Option<DeviceTensor<R>>)> {
     check_indices(op, indexed)?;
     check_dtype(client, input.dtype)?;
+    // Before the outputs are allocated: a view past the size limit is refused, not allocated.
+    crate::validate::input(client, "the input", input)?;
     let out = DeviceTensor::empty(client, &input.shape, input.dtype);
     let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, index_dtype(client)));
     scan_into(client, input, &out, idx.as_ref(), axis, op, opts, workspace)?;
@@ -123,13 +125,7 @@ fn check_output<R: Runtime>(t: &DeviceTensor<R>, shape: &[usize], dtype: DType) 
     if !t.is_contiguous() {
         return Err(Error::Unsupported("outputs must be contiguous".into()));
     }
-    let needed = t.num_elements() * dtype.size();
-    if (t.handle.size() as usize) < needed {
-        return Err(Error::LengthMismatch {
-            expected: needed,
-            got: t.handle.size() as usize,
-        });
-    }
+    // Its memory is checked with every other argument (`crate::validate::args`).
     Ok(())
 }
 
@@ -167,12 +163,11 @@ pub(crate) fn scan_into_len<R: Runtime>(
     check_indices(op, indexed)?;
     let axis = resolve_axis(axis, input.rank())?;
     check_dtype(client, input.dtype)?;
-    if input.strides.len() != input.rank() {
-        return Err(Error::ShapeMismatch {
-            expected: input.shape.clone(),
-            got: input.strides.clone(),
-        });
-    }
+    crate::validate::args(
+        client,
+        &[("the input", Some(input)), ("the length", len)],
+        &[("the output", Some(out)), ("the indices", idx)],
+    )?;
     check_output(out, &input.shape, input.dtype)?;
     let idx_dtype = index_dtype(client);
     if let Some(i) = idx {

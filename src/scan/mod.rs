@@ -96,6 +96,46 @@ pub struct ScanTuning {
     pub async_copy: bool,
 }
 
+impl ScanTuning {
+    /// The most units per cube.
+    pub const MAX_THREADS: u32 = 1024;
+    /// The most vectors per unit (the tile must also fit the device's shared memory).
+    pub const MAX_VECTORS_PER_THREAD: u32 = 256;
+    /// The most look-back windows.
+    pub const MAX_WINDOWS: u32 = 256;
+
+    /// [`Error::InvalidArgument`] unless `threads` is a non-zero multiple of 32 up to
+    /// [`Self::MAX_THREADS`], `vectors_per_thread` is 1 to [`Self::MAX_VECTORS_PER_THREAD`]
+    /// and `windows` 1 to [`Self::MAX_WINDOWS`]. (Any `spins` is valid: 0 makes each cube
+    /// reduce a silent predecessor's tile at once.) The plan also checks the tile against the
+    /// device's plane width and shared memory.
+    pub fn check(&self) -> Result<()> {
+        if self.threads == 0 || !self.threads.is_multiple_of(32) || self.threads > Self::MAX_THREADS
+        {
+            return Err(Error::InvalidArgument(format!(
+                "ScanTuning::threads = {}: a multiple of 32 from 32 to {}",
+                self.threads,
+                Self::MAX_THREADS
+            )));
+        }
+        if self.vectors_per_thread == 0 || self.vectors_per_thread > Self::MAX_VECTORS_PER_THREAD {
+            return Err(Error::InvalidArgument(format!(
+                "ScanTuning::vectors_per_thread = {}: 1 to {}",
+                self.vectors_per_thread,
+                Self::MAX_VECTORS_PER_THREAD
+            )));
+        }
+        if self.windows == 0 || self.windows > Self::MAX_WINDOWS {
+            return Err(Error::InvalidArgument(format!(
+                "ScanTuning::windows = {}: 1 to {}",
+                self.windows,
+                Self::MAX_WINDOWS
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl ScanOptions {
     pub fn exclusive(mut self) -> Self {
         self.exclusive = true;
@@ -138,6 +178,7 @@ pub fn scan_workspace_bytes<R: Runtime>(
     opts: ScanOptions,
 ) -> Result<usize> {
     let axis = resolve_axis(axis, shape.len())?;
+    crate::tensor::check_shape(shape)?;
     let strides = crate::tensor::contiguous_strides(shape);
     let plan = ScanPlan::new(client, shape, &strides, 0, axis, dtype, with_indices, opts)?;
     Ok(plan.state_bytes)
@@ -196,6 +237,14 @@ pub fn scan_len_into<R: Runtime>(
             )));
         }
     }
+    crate::validate::args(
+        client,
+        &[
+            ("the input", Some(input)),
+            ("the length", len.device_count()),
+        ],
+        &[("the output", Some(output)), ("the indices", indices)],
+    )?;
     let available = [Some(input), Some(output), indices]
         .into_iter()
         .flatten()
@@ -204,9 +253,9 @@ pub fn scan_len_into<R: Runtime>(
         .unwrap_or(0);
     len.validate(available)?;
     let cap = len.capacity();
-    let input = input.narrow(0, 0, cap);
-    let output = output.narrow(0, 0, cap);
-    let indices = indices.map(|t| t.narrow(0, 0, cap));
+    let input = input.narrow(0, 0, cap)?;
+    let output = output.narrow(0, 0, cap)?;
+    let indices = indices.map(|t| t.narrow(0, 0, cap)).transpose()?;
     launch::scan_into_len(
         client,
         &input,

@@ -187,6 +187,22 @@ impl ScanPlan {
         device_len: bool,
     ) -> Result<Self> {
         let cuda = limits.cuda;
+        if strides.len() != shape.len() {
+            return Err(Error::ShapeMismatch {
+                expected: shape.to_vec(),
+                got: strides.to_vec(),
+            });
+        }
+        if axis >= shape.len() {
+            return Err(Error::AxisOutOfRange {
+                axis: isize::try_from(axis).unwrap_or(isize::MAX),
+                rank: shape.len(),
+            });
+        }
+        crate::tensor::check_shape(shape)?;
+        if let Some(t) = opts.tuning {
+            t.check()?;
+        }
         let n = shape[axis];
         let rows: usize = shape
             .iter()
@@ -237,6 +253,14 @@ impl ScanPlan {
         let min_threads = if plane_ops { plane_max.max(32) } else { 32 };
         if plane_ops && (plane_max > 256 || 256 % plane_max != 0) {
             return Err(Error::Unsupported(format!("plane width {plane_max}")));
+        }
+        if let Some(t) = opts.tuning {
+            if t.threads < min_threads || (plane_ops && !t.threads.is_multiple_of(plane_max)) {
+                return Err(Error::Unsupported(format!(
+                    "a tile of {} units on a device whose planes are {plane_max} wide",
+                    t.threads
+                )));
+            }
         }
 
         if indexed && opts.algorithm == ScanAlgorithm::ReduceThenScan {

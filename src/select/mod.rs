@@ -26,6 +26,11 @@ use plan::{
 };
 
 /// Reads a device count (`u32[1]`) back to the host: one sync.
+///
+/// # Panics
+///
+/// Where `count` is not a `u32` tensor of at least one element inside its memory (as
+/// [`DeviceTensor::to_vec`]).
 pub fn read_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>) -> usize {
     count.to_vec::<u32>(client)[0] as usize
 }
@@ -43,6 +48,7 @@ pub fn select_workspace_bytes<R: Runtime>(
     flags: DType,
     data: DType,
 ) -> Result<usize> {
+    crate::tensor::check_len("the capacity", capacity)?;
     let pass = Pass::new(
         client,
         capacity,
@@ -81,6 +87,22 @@ fn run<R: Runtime>(
     job: Job<'_, R>,
     ws: &mut Workspace<R>,
 ) -> Result<()> {
+    // `job.total` is this call's own count (partition), not an argument.
+    crate::validate::args(
+        client,
+        &[
+            ("the flags", Some(job.flags)),
+            ("the data", job.data),
+            ("the values", job.values),
+            ("the length", job.len.device_count()),
+        ],
+        &[
+            ("the output", job.out),
+            ("the value output", job.out_values),
+            ("the index output", job.out_index),
+            ("the count", Some(job.count)),
+        ],
+    )?;
     let available = [Some(job.flags), job.data, job.values]
         .into_iter()
         .flatten()
@@ -316,6 +338,7 @@ pub fn select<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
+    before_alloc(client, &[data, flags], len)?;
     let out = DeviceTensor::empty(client, &[len.capacity()], data.dtype);
     let count = new_count(client);
     select_into(client, data, flags, len, &out, &count, workspace)?;
@@ -332,6 +355,7 @@ pub fn select_pairs<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
+    before_alloc(client, &[keys, values, flags], len)?;
     let ok = DeviceTensor::empty(client, &[len.capacity()], keys.dtype);
     let ov = DeviceTensor::empty(client, &[len.capacity()], values.dtype);
     let count = new_count(client);
@@ -381,6 +405,15 @@ pub fn partition_into<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     let len = len.into();
+    crate::validate::args(
+        client,
+        &[
+            ("the data", Some(data)),
+            ("the flags", Some(flags)),
+            ("the length", len.device_count()),
+        ],
+        &[("the output", Some(out)), ("the count", Some(count))],
+    )?;
     check_data_output(out, data, len.capacity())?;
     check_input(client, data, len.capacity())?;
     count_nonzero_into(client, flags, len, count, workspace)?;
@@ -412,10 +445,32 @@ pub fn partition<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
+    before_alloc(client, &[data, flags], len)?;
     let out = DeviceTensor::empty(client, &[len.capacity()], data.dtype);
     let count = new_count(client);
     partition_into(client, data, flags, len, &out, &count, workspace)?;
     Ok((out, count))
+}
+
+/// The tensors of a call that returns fresh outputs, checked before they are allocated, and
+/// the capacity of its length (the outputs' size).
+fn before_alloc<R: Runtime>(
+    client: &ComputeClient<R>,
+    inputs: &[&DeviceTensor<R>],
+    len: Len<'_, R>,
+) -> Result<()> {
+    for t in inputs {
+        crate::validate::input(client, "an input", t)?;
+    }
+    crate::tensor::check_len("the length", len.capacity())
+}
+
+/// The elements of `x` (checked), with its `[n, rank]` output inside the size limit.
+fn nonzero_len<R: Runtime>(client: &ComputeClient<R>, x: &DeviceTensor<R>) -> Result<usize> {
+    crate::validate::input(client, "the input", x)?;
+    let n = x.num_elements();
+    crate::tensor::check_len("nonzero's output", n.saturating_mul(x.rank()))?;
+    Ok(n)
 }
 
 /// The dtype of [`nonzero`] indices: i64 where the runtime has it (as PyTorch), else i32.
@@ -433,7 +488,7 @@ pub fn nonzero_into<R: Runtime>(
     count: &DeviceTensor<R>,
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
-    let n = x.num_elements();
+    let n = nonzero_len(client, x)?;
     check_output(out, n * x.rank(), nonzero_index_dtype(client))?;
     let mut shape = vec![x.rank() as u32];
     for &s in &x.shape {
@@ -466,13 +521,13 @@ pub fn nonzero<R: Runtime>(
     x: &DeviceTensor<R>,
     workspace: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
-    let n = x.num_elements();
+    let n = nonzero_len(client, x)?;
     let rank = x.rank();
     let out = DeviceTensor::empty(client, &[n, rank], nonzero_index_dtype(client));
     let count = new_count(client);
     nonzero_into(client, x, &out, &count, workspace)?;
     let k = read_count(client, &count);
-    Ok(out.narrow(0, 0, k))
+    out.narrow(0, 0, k)
 }
 
 /// `torch.masked_select`: the elements of `data` where `mask` is non-zero (same shape), as a
@@ -491,5 +546,5 @@ pub fn masked_select<R: Runtime>(
     }
     let (out, count) = select(client, data, mask, data.num_elements(), workspace)?;
     let k = read_count(client, &count);
-    Ok(out.narrow(0, 0, k))
+    out.narrow(0, 0, k)
 }

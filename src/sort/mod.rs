@@ -195,6 +195,7 @@ pub fn sort_workspace_bytes<R: Runtime>(
     len_on_device: bool,
     opts: SortOptions,
 ) -> Result<usize> {
+    crate::tensor::check_shape(shape)?;
     let (rows, n) = rows_of(shape)?;
     if rows * n == 0 {
         return Ok(0);
@@ -219,6 +220,7 @@ pub fn sort_plan<R: Runtime>(
     len_on_device: bool,
     opts: SortOptions,
 ) -> Result<SortPlan> {
+    crate::tensor::check_shape(shape)?;
     let (rows, n) = rows_of(shape)?;
     SortPlan::new(
         client,
@@ -241,6 +243,7 @@ pub fn argsort_plan<R: Runtime>(
     len_on_device: bool,
     opts: SortOptions,
 ) -> Result<SortPlan> {
+    crate::tensor::check_shape(shape)?;
     let (rows, n) = rows_of(shape)?;
     let payload = Payload::Indices(index);
     SortPlan::new(
@@ -359,6 +362,18 @@ fn sort_impl<R: Runtime>(
 ) -> Result<()> {
     check_strides(keys)?;
     check_dtype(client, keys.dtype)?;
+    crate::validate::args(
+        client,
+        &[
+            ("the keys", Some(keys)),
+            ("the values", values),
+            ("the length", len.device_count()),
+        ],
+        &[
+            ("the key output", keys_out),
+            ("the payload output", payload_out),
+        ],
+    )?;
     let (rows, n) = rows_of(&keys.shape)?;
     let out_shape = |cols: usize| {
         let mut s = keys.shape.clone();
@@ -433,9 +448,38 @@ pub fn sort<R: Runtime>(
     opts: SortOptions,
     ws: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
+    before_alloc(client, x)?;
     let out = DeviceTensor::empty(client, &x.shape, x.dtype);
     sort_into(client, x, Some(&out), None, Len::Host(last(x)), opts, ws)?;
     Ok(out)
+}
+
+/// Checks an input of a call that returns fresh outputs, before they are allocated.
+fn before_alloc<R: Runtime>(client: &ComputeClient<R>, x: &DeviceTensor<R>) -> Result<()> {
+    crate::validate::input(client, "the keys", x)
+}
+
+/// The shape of top-k's outputs (`x`'s, with `k` for its last axis), after checking `x` and
+/// `k` (at most the row length) before they are allocated.
+fn top_k_shape<R: Runtime>(
+    client: &ComputeClient<R>,
+    x: &DeviceTensor<R>,
+    k: usize,
+) -> Result<Vec<usize>> {
+    check_strides(x)?;
+    before_alloc(client, x)?;
+    let n = last(x);
+    if k > n {
+        return Err(Error::LengthMismatch {
+            expected: n,
+            got: k,
+        });
+    }
+    let mut shape = x.shape.clone();
+    if let Some(l) = shape.last_mut() {
+        *l = k;
+    }
+    Ok(shape)
 }
 
 fn last<R: Runtime>(x: &DeviceTensor<R>) -> usize {
@@ -451,6 +495,7 @@ pub fn sort_with_indices<R: Runtime>(
     opts: SortOptions,
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    before_alloc(client, x)?;
     let out = DeviceTensor::empty(client, &x.shape, x.dtype);
     let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
     sort_into(
@@ -473,6 +518,7 @@ pub fn argsort<R: Runtime>(
     opts: SortOptions,
     ws: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
+    before_alloc(client, x)?;
     let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
     sort_into(client, x, None, Some(&idx), Len::Host(last(x)), opts, ws)?;
     Ok(idx)
@@ -523,6 +569,8 @@ pub fn sort_pairs<R: Runtime>(
     opts: SortOptions,
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
+    before_alloc(client, keys)?;
+    before_alloc(client, values)?;
     let ko = DeviceTensor::empty(client, &keys.shape, keys.dtype);
     let vo = DeviceTensor::empty(client, &values.shape, values.dtype);
     sort_pairs_into(
@@ -592,10 +640,7 @@ pub fn top_k<R: Runtime>(
     index: IndexType,
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
-    let mut shape = x.shape.clone();
-    if let Some(l) = shape.last_mut() {
-        *l = k;
-    }
+    let shape = top_k_shape(client, x, k)?;
     let values = DeviceTensor::empty(client, &shape, x.dtype);
     let indices = DeviceTensor::empty(client, &shape, index.dtype());
     top_k_into(client, x, k, largest, &values, &indices, ws)?;
@@ -625,10 +670,7 @@ pub fn top_k_with<R: Runtime>(
     method: TopKMethod,
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
-    let mut shape = x.shape.clone();
-    if let Some(l) = shape.last_mut() {
-        *l = k;
-    }
+    let shape = top_k_shape(client, x, k)?;
     let values = DeviceTensor::empty(client, &shape, x.dtype);
     let indices = DeviceTensor::empty(client, &shape, index.dtype());
     top_k_into_with(client, x, k, largest, method, &values, &indices, ws)?;
@@ -648,6 +690,11 @@ pub fn top_k_into_with<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<()> {
     check_strides(x)?;
+    crate::validate::args(
+        client,
+        &[("the keys", Some(x))],
+        &[("the values", Some(values)), ("the indices", Some(indices))],
+    )?;
     let n = last(x);
     if k > n {
         return Err(Error::LengthMismatch {
@@ -745,6 +792,8 @@ pub fn searchsorted<R: Runtime>(
     side: Side,
     index: IndexType,
 ) -> Result<DeviceTensor<R>> {
+    before_alloc(client, sorted)?;
+    before_alloc(client, queries)?;
     let out = DeviceTensor::empty(client, &queries.shape, index.dtype());
     searchsorted_into(client, sorted, queries, side, &out)?;
     Ok(out)
@@ -779,6 +828,14 @@ pub fn searchsorted_into<R: Runtime>(
 ) -> Result<()> {
     check_strides(sorted)?;
     check_dtype(client, sorted.dtype)?;
+    crate::validate::args(
+        client,
+        &[
+            ("the sorted keys", Some(sorted)),
+            ("the queries", Some(queries)),
+        ],
+        &[("the output", Some(out))],
+    )?;
     if queries.dtype != sorted.dtype {
         return Err(Error::UnsupportedDType {
             dtype: queries.dtype,

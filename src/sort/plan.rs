@@ -401,7 +401,10 @@ impl SortPlan {
                     wide_counts: t.wide_counts && wide_counts,
                     ..cfg_of((t.threads, t.items))
                 };
-                if !units_fit(&c) || c.items == 0 || dev_bytes(c) > shared {
+                // A tile past 2^20 keys fits no device (and its length would overflow).
+                let tile_ok =
+                    t.items > 0 && t.threads.checked_mul(t.items).is_some_and(|l| l <= 1 << 20);
+                if !tile_ok || !units_fit(&c) || dev_bytes(c) > shared {
                     return Err(Error::Unsupported(format!(
                         "a radix tile of {} units x {} keys does not fit this device",
                         t.threads, t.items

@@ -30,8 +30,8 @@ pub fn unique<R: Runtime>(
 ) -> Result<UniqueConsecutive<R>> {
     let mut u = unique_unsized(client, x, return_inverse, return_counts, ws)?;
     let k = read_count(client, &u.count);
-    u.values = u.values.narrow(0, 0, k);
-    u.counts = u.counts.map(|c| c.narrow(0, 0, k));
+    u.values = u.values.narrow(0, 0, k)?;
+    u.counts = u.counts.map(|c| c.narrow(0, 0, k)).transpose()?;
     Ok(u)
 }
 
@@ -45,6 +45,7 @@ pub fn unique_unsized<R: Runtime>(
     return_counts: bool,
     ws: &mut Workspace<R>,
 ) -> Result<UniqueConsecutive<R>> {
+    crate::validate::input(client, "the input", x)?;
     let n = x.num_elements();
     if n > u32::MAX as usize {
         return Err(Error::Unsupported(format!(

@@ -99,7 +99,7 @@ pub fn to_elems<E: Element>(v: &[f64]) -> Vec<E> {
 }
 
 pub fn upload<E: Element>(c: &Client, v: &[E], shape: &[usize]) -> DeviceTensor<R> {
-    DeviceTensor::from_slice(c, v, shape)
+    DeviceTensor::from_slice(c, v, shape).unwrap()
 }
 
 /// A host element the tests generate data for.
@@ -305,7 +305,7 @@ pub fn compare<E: ScanElement>(
                 }
             })
             .collect();
-        cpu::scan(&v, shape, axis, ScanOp::Sum, opts)
+        cpu::scan(&v, shape, axis, ScanOp::Sum, opts).unwrap()
     } else {
         Vec::new()
     };
@@ -395,7 +395,7 @@ pub fn check_scan_data<E: ScanElement>(
 ) {
     let what = describe::<E>(x, axis, op, opts);
     let ax = resolve(axis, x.rank());
-    let want = cpu::scan(data, &x.shape, ax, op, opts);
+    let want = cpu::scan(data, &x.shape, ax, op, opts).unwrap();
     let y = cubeprim::scan(c, x, axis, op, opts, ws).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(y.shape, x.shape, "{what}: output shape");
     assert!(y.is_contiguous(), "{what}: output not contiguous");
@@ -419,7 +419,7 @@ pub fn check_scan_indices<E: ScanElement>(
     let what = format!("indexed {}", describe::<E>(x, axis, op, opts));
     let data: Vec<E> = x.to_vec(c);
     let ax = resolve(axis, x.rank());
-    let (want, want_idx) = cpu::scan_with_indices(&data, &x.shape, ax, op, opts);
+    let (want, want_idx) = cpu::scan_with_indices(&data, &x.shape, ax, op, opts).unwrap();
     let (y, idx) = match cubeprim::scan_with_indices(c, x, axis, op, opts, ws) {
         Ok(r) => r,
         Err(e) => panic!("{what}: {e}"),
