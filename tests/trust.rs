@@ -31,7 +31,7 @@ fn epoch_wrap_inside_a_sort_keeps_its_scratch() {
         Route::DeviceWide,
         "the case needs a device-wide sort"
     );
-    let x = DeviceTensor::<R>::from_slice(&c, &keys, &[n]);
+    let x = DeviceTensor::<R>::from_slice(&c, &keys, &[n]).unwrap();
     let mut ws = Workspace::new();
     // Warm up once, then put the wrap at every pass's scan in turn.
     cubeprim::sort(&c, &x, SortOptions::default(), &mut ws).unwrap();
@@ -63,7 +63,7 @@ fn stalled_predecessors_are_folded_not_awaited() {
     let data: Vec<f32> = (0..rows * n)
         .map(|_| r.random_range(-1.0f32..1.0))
         .collect();
-    let x = DeviceTensor::<R>::from_slice(&c, &data, &[rows, n]);
+    let x = DeviceTensor::<R>::from_slice(&c, &data, &[rows, n]).unwrap();
     let normal = ScanTuning {
         threads: 32,
         vectors_per_thread: 1,
@@ -95,7 +95,7 @@ fn stalled_predecessors_are_folded_not_awaited() {
                     a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()),
                     "{what}: the folded prefixes changed the bits"
                 );
-                let want = cubeprim::cpu::scan(&data, &[rows, n], 1, op, base);
+                let want = cubeprim::cpu::scan(&data, &[rows, n], 1, op, base).unwrap();
                 for row in 0..rows {
                     let mut run = 0.0f64;
                     for j in 0..n {
@@ -120,11 +120,12 @@ fn stalled_predecessors_are_folded_not_awaited() {
             .algorithm(ScanAlgorithm::DecoupledLookback)
             .plane_ops(plane);
         let q: Vec<f32> = data.iter().map(|v| (v * 8.0).round()).collect();
-        let xq = DeviceTensor::<R>::from_slice(&c, &q, &[rows, n]);
+        let xq = DeviceTensor::<R>::from_slice(&c, &q, &[rows, n]).unwrap();
         let (v, i) =
             cubeprim::scan_with_indices(&c, &xq, 1, ScanOp::Max, opts.tuning(stalled), &mut ws)
                 .unwrap();
-        let (wv, wi) = cubeprim::cpu::scan_with_indices(&q, &[rows, n], 1, ScanOp::Max, opts);
+        let (wv, wi) =
+            cubeprim::cpu::scan_with_indices(&q, &[rows, n], 1, ScanOp::Max, opts).unwrap();
         assert_eq!(v.to_vec::<f32>(&c), wv, "{plane:?}: cummax values");
         let got_i: Vec<i64> = match i.dtype {
             cubeprim::DType::I64 => i.to_vec::<i64>(&c),
@@ -143,7 +144,7 @@ fn a_workspace_refuses_another_thread() {
     let Some(c) = client() else { return };
     // Long enough for a look-back scan, which leases the workspace.
     let keys: Vec<u32> = (0..200_000u32).rev().collect();
-    let x = DeviceTensor::<R>::from_slice(&c, &keys, &[keys.len()]);
+    let x = DeviceTensor::<R>::from_slice(&c, &keys, &[keys.len()]).unwrap();
     let mut ws = Workspace::new();
     let scan = |ws: &mut Workspace<R>| {
         cubeprim::scan(&c, &x, 0, ScanOp::Sum, ScanOptions::default(), ws)
@@ -153,7 +154,8 @@ fn a_workspace_refuses_another_thread() {
     let other = std::thread::scope(|s| s.spawn(|| scan(&mut ws)).join().unwrap());
     assert!(
         matches!(other, Err(cubeprim::Error::WorkspaceMismatch(_))),
-        "another thread's call: {other:?}"
+        "another thread's call: {:?}",
+        other.map(|v| v.len())
     );
     assert_eq!(scan(&mut ws).unwrap(), first);
     // Each thread with its own workspace is the supported way.
@@ -176,10 +178,10 @@ fn scratch_past_the_largest_buffer_is_an_error() {
         Err(Error::BufferTooLarge { .. })
     ));
     let mut fixed = Workspace::<R>::with_capacity(&c, max + 1);
-    let small = DeviceTensor::<R>::from_slice(&c, &[3u32, 1, 2], &[3]);
+    let small = DeviceTensor::<R>::from_slice(&c, &[3u32, 1, 2], &[3]).unwrap();
     // A sort whose scratch is past the limit, keys from a one-element buffer (stride 0).
     let n = 1usize << 24;
-    let one = DeviceTensor::<R>::from_slice(&c, &[7u32], &[1]);
+    let one = DeviceTensor::<R>::from_slice(&c, &[7u32], &[1]).unwrap();
     let x = DeviceTensor::<R>::from_parts(one.handle.clone(), vec![n], vec![0], 0, one.dtype);
     let need = cubeprim::sort_workspace_bytes(
         &c,
@@ -206,7 +208,7 @@ fn scratch_past_the_largest_buffer_is_an_error() {
         let y = cubeprim::sort(&c, &small, SortOptions::default(), ws).unwrap();
         assert_eq!(y.to_vec::<u32>(&c), vec![1, 2, 3]);
     }
-    let long = DeviceTensor::<R>::from_slice(&c, &vec![1u32; 200_000], &[200_000]);
+    let long = DeviceTensor::<R>::from_slice(&c, &vec![1u32; 200_000], &[200_000]).unwrap();
     let y = cubeprim::scan(
         &c,
         &long,
