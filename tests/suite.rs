@@ -31,4 +31,5 @@ mod select;
 mod signed_zero;
 mod sort;
 mod trust;
+mod trust_args;
 mod unique;
