@@ -172,6 +172,49 @@ fn select_pairs_and_partition() {
     }
 }
 
+/// Byte (u8) flags are read four to a word, so a unit stages at least four vectors; wide keys
+/// and values at a capacity that allows 16-byte vectors once overflowed 32 KiB of shared
+/// memory (lavapipe, Metal) and answered `Unsupported` instead of narrowing the vectors.
+#[test]
+fn select_pairs_with_byte_flags_fit_small_shared_memory() {
+    let Some(c) = client() else { return };
+    let mut rng = rng(31);
+    let mut ws = Workspace::new();
+    for &n in &[4096usize, 4100, 65536] {
+        let f: Vec<u8> = (0..n).map(|_| u8::from(rng.random_bool(0.4))).collect();
+        let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        let (k_, v_, count) = cubeprim::select_pairs(
+            &c,
+            &upload(&c, &keys, &[n]),
+            &upload(&c, &values, &[n]),
+            &upload(&c, &f, &[n]),
+            n,
+            &mut ws,
+        )
+        .unwrap_or_else(|e| panic!("u32 pairs, {n} elements: {e}"));
+        let k = cubeprim::read_count(&c, &count);
+        assert_eq!(k_.to_vec::<u32>(&c)[..k], cubeprim::cpu::select(&keys, &f)[..]);
+        assert_eq!(v_.to_vec::<u32>(&c)[..k], cubeprim::cpu::select(&values, &f)[..]);
+        if supports(&c, DType::U64) {
+            let keys: Vec<u64> = keys.iter().map(|&x| u64::from(x) << 20).collect();
+            let values: Vec<u64> = values.iter().map(|&x| u64::from(x) + (1 << 40)).collect();
+            let (k_, v_, count) = cubeprim::select_pairs(
+                &c,
+                &upload(&c, &keys, &[n]),
+                &upload(&c, &values, &[n]),
+                &upload(&c, &f, &[n]),
+                n,
+                &mut ws,
+            )
+            .unwrap_or_else(|e| panic!("u64 pairs, {n} elements: {e}"));
+            let k = cubeprim::read_count(&c, &count);
+            assert_eq!(k_.to_vec::<u64>(&c)[..k], cubeprim::cpu::select(&keys, &f)[..]);
+            assert_eq!(v_.to_vec::<u64>(&c)[..k], cubeprim::cpu::select(&values, &f)[..]);
+        }
+    }
+}
+
 #[test]
 fn nonzero_and_masked_select() {
     let Some(c) = client() else { return };

@@ -42,19 +42,28 @@ impl Pass {
         stage_bytes: usize,
         packed_flags: bool,
     ) -> Result<Self> {
-        let vec = vector_width(capacity, sizes);
-        let mut vpt = max_vpt(vec);
+        let mut vec = vector_width(capacity, sizes);
         let shared_limit = client.properties().hardware.max_shared_memory_size;
-        let budget = (32 * 1024).min(shared_limit.saturating_sub(12 * 1024));
+        let limit = shared_limit.saturating_sub(12 * 1024);
+        let budget = (32 * 1024).min(limit);
         // Byte flags are read in whole vectors of words: four vectors per unit at least.
         let min_vpt = if packed_flags { 4 } else { 1 };
-        while stage_bytes > 0
-            && vpt > min_vpt
-            && (THREADS * vpt) as usize * vec * stage_bytes > budget
-        {
-            vpt /= 2;
+        let staged = |vec: usize, vpt: u32| (THREADS * vpt) as usize * vec * stage_bytes;
+        let mut vpt = max_vpt(vec);
+        loop {
+            while stage_bytes > 0 && vpt > min_vpt && staged(vec, vpt) > budget {
+                vpt /= 2;
+            }
+            // Where the fewest vectors per unit still overflow (byte flags, 32 KiB of shared
+            // memory as on lavapipe and Metal, wide keys and values), narrower vectors shrink
+            // the tile further; any narrower width divides the capacity too.
+            if staged(vec, vpt) <= limit || vec == 1 {
+                break;
+            }
+            vec /= 2;
+            vpt = max_vpt(vec);
         }
-        if (THREADS * vpt) as usize * vec * stage_bytes > shared_limit.saturating_sub(12 * 1024) {
+        if staged(vec, vpt) > limit {
             return Err(Error::Unsupported(format!(
                 "the compaction tile does not fit in {shared_limit} bytes of shared memory"
             )));

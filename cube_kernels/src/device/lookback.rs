@@ -16,7 +16,7 @@
 //! ends long loops). Tile ids come from an atomic ticket, so every predecessor has started, or
 //! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket)), where a
 //! predecessor not yet started is met by the same fallback. A deepest window that holds only
-//! aggregates for `spins` rounds (its oldest tile has published its aggregate but not its
+//! aggregates for [`deep_rounds`] (its oldest tile has published its aggregate but not its
 //! prefix, and may never be scheduled again) is met by [`deep_prefix`]: the cube folds its
 //! prefix itself from the nearest published prefix, the same left fold, so no wait is
 //! unbounded on any backend.
@@ -91,7 +91,7 @@ pub fn lookback_shared_bytes(
 /// Status of a window slot before the row's first tile.
 const ROW_START: u32 = 3;
 
-/// `ctrl[1]` when the deepest window has held only aggregates for `spins` rounds: the cube
+/// `ctrl[1]` when the deepest window has held only aggregates for [`deep_rounds`]: the cube
 /// then folds its prefix itself ([`deep_prefix`]) instead of waiting on.
 const DEEP: u32 = u32::MAX;
 
@@ -103,6 +103,19 @@ pub const STALL_PREFIXES: u32 = 1 << 31;
 /// The rounds to wait (`spins` without [`STALL_PREFIXES`]), at least one.
 fn wait_rounds(spins: u32) -> u32 {
     (spins & !STALL_PREFIXES).max(1)
+}
+
+/// How many times longer than a silent slot's wait ([`wait_rounds`]) the deepest window may
+/// hold only aggregates before the cube folds its prefix itself ([`deep_prefix`]). A silent
+/// slot costs one tile's reduction; the deep fold reads every tile back to the nearest prefix,
+/// one at a time, and is only for a predecessor that makes no progress: with the plain wait
+/// (16 rounds in select) it ran in ordinary CUDA runs and slowed `masked_select` of 2^28 f32
+/// with a u32 mask by 23 % (BENCHMARKS.md, 2026-12-06).
+const DEEP_FACTOR: u32 = 64;
+
+/// The rounds a deepest window of aggregates is waited on before [`deep_prefix`].
+fn deep_rounds(spins: u32) -> u32 {
+    wait_rounds(spins).saturating_mul(DEEP_FACTOR)
 }
 
 /// Whether tiles publish their inclusive prefixes (always, but in tests of [`STALL_PREFIXES`]).
@@ -401,7 +414,7 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
                 d += 1;
             } else {
                 waited += 1;
-                if waited >= comptime![wait_rounds(spins)] {
+                if waited >= comptime![deep_rounds(spins)] {
                     if lane == 0 {
                         lb.ctrl[1] = DEEP;
                     }
@@ -593,7 +606,7 @@ fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Tile
 /// prefix where it has published one since, its aggregate, or the aggregate this cube reduces
 /// from the input. The same left fold as every other prefix, so the result is bit for bit the
 /// one the look-back would have found. Reached only when the deepest window holds aggregates
-/// for `spins` rounds: a predecessor that has published its aggregate is not progressing
+/// for [`deep_rounds`]: a predecessor that has published its aggregate is not progressing
 /// (WGSL and Metal promise no forward progress between cubes). Every unit calls it; it
 /// publishes the tile's inclusive prefix and sets the results and `ctrl[0]`.
 #[cube]
@@ -761,7 +774,12 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
                 // A full window of aggregates (k == window): wait a few rounds for the oldest
                 // one's prefix, then fold the prefix here (`deep_prefix`).
                 let waited = lb.ctrl[2] + 1;
-                if waited >= comptime![wait_rounds(spins)] {
+                let limit = select(
+                    k < window,
+                    u32::new(comptime![wait_rounds(spins)]),
+                    u32::new(comptime![deep_rounds(spins)]),
+                );
+                if waited >= limit {
                     lb.ctrl[1] = select(k < window, k + 1, DEEP);
                     lb.ctrl[2] = 0;
                 } else {
