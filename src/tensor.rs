@@ -166,8 +166,23 @@ impl<R: Runtime> DeviceTensor<R> {
     pub fn num_elements(&self) -> usize {
         checked_len(&self.shape).unwrap_or(usize::MAX)
     }
+    /// Row-major from the handle's start, as PyTorch counts it: a view of no element is
+    /// contiguous whatever its strides and offset (burn gives `[r, 0]` the strides `[0, 1]`),
+    /// and the stride of a dimension of size 1 does not matter.
     pub fn is_contiguous(&self) -> bool {
-        self.offset == 0 && self.strides == contiguous_strides(&self.shape)
+        if self.strides.len() != self.shape.len() {
+            return false;
+        }
+        if self.shape.contains(&0) {
+            return true;
+        }
+        self.offset == 0
+            && self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .zip(contiguous_strides(&self.shape))
+                .all(|((&d, &s), c)| d == 1 || s == c)
     }
 
     /// One past the furthest element the view reaches, counted from the start of its handle:

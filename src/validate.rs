@@ -60,11 +60,18 @@ pub(crate) fn input<R: Runtime>(
     Ok(())
 }
 
-/// Where a handle cut from a buffer (`Handle::offset_start`) may start: a multiple of the
-/// device's memory alignment (`properties().memory.alignment`), where cubecl starts every buffer
-/// it allocates and burn cuts its slices. wgpu refuses to bind a storage buffer at an offset
-/// off its `min_storage_buffer_offset_alignment` — its device thread panics then, which fails
-/// every later call of the process — and CUDA's vector loads fault on misaligned addresses.
+/// Where a handle cut from a buffer (`Handle::offset_start`) may start. wgpu refuses to bind a
+/// storage buffer at an offset off its `min_storage_buffer_offset_alignment` (cubecl's
+/// `properties().memory.alignment` there) — its device thread panics then, which fails every
+/// later call of the process. CUDA binds any address, and cubecl's own handles start on
+/// 256-byte steps, not on its 512-byte memory alignment (`create_from_slice` gave a handle
+/// 7 424 bytes in on an H100); there only the kernels' 16-byte vector loads need an aligned
+/// start.
 pub(crate) fn alignment<R: Runtime>(client: &ComputeClient<R>) -> u64 {
-    client.properties().memory.alignment.max(1)
+    let align = client.properties().memory.alignment.max(1);
+    if R::name(client) == "cuda" {
+        align.min(16)
+    } else {
+        align
+    }
 }

@@ -310,6 +310,16 @@ fn empty<B: PrimBackend>(dev: &B::Device) {
     assert_eq!(x.clone().prim_cumsum(1).dims(), [0, 4]);
     let (v, i) = x.prim_cummin_with_indices(0);
     assert_eq!((v.dims(), i.dims()), ([0, 4], [0, 4]));
+    // An empty last dimension: burn's strides of `[3, 0]` are `[0, 1]`, which the contiguous
+    // ops once refused (a panic, which poisons a `Fusion` stream).
+    let x = Tensor::<B, 2>::zeros([3, 0], dev);
+    assert_eq!(x.clone().bool().prim_nonzero().dims(), [0, 2]);
+    assert_eq!(x.clone().prim_unique().dims(), [0]);
+    assert_eq!(x.clone().prim_sort(1).dims(), [3, 0]);
+    let sorted = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dev);
+    let at = sorted.prim_searchsorted(x.clone(), cubeprim::Side::Left);
+    assert_eq!(at.dims(), [3, 0]);
+    assert_eq!(x.prim_cumsum(1).dims(), [3, 0]);
 }
 
 /// Same bits, or both NaN.

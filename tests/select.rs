@@ -182,7 +182,9 @@ fn select_pairs_with_byte_flags_fit_small_shared_memory() {
     let mut ws = Workspace::new();
     for &n in &[4096usize, 4100, 65536] {
         let f: Vec<u8> = (0..n).map(|_| u8::from(rng.random_bool(0.4))).collect();
-        let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let keys: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
         let values: Vec<u32> = (0..n as u32).collect();
         let (k_, v_, count) = cubeprim::select_pairs(
             &c,
@@ -194,8 +196,14 @@ fn select_pairs_with_byte_flags_fit_small_shared_memory() {
         )
         .unwrap_or_else(|e| panic!("u32 pairs, {n} elements: {e}"));
         let k = cubeprim::read_count(&c, &count);
-        assert_eq!(k_.to_vec::<u32>(&c)[..k], cubeprim::cpu::select(&keys, &f)[..]);
-        assert_eq!(v_.to_vec::<u32>(&c)[..k], cubeprim::cpu::select(&values, &f)[..]);
+        assert_eq!(
+            k_.to_vec::<u32>(&c)[..k],
+            cubeprim::cpu::select(&keys, &f)[..]
+        );
+        assert_eq!(
+            v_.to_vec::<u32>(&c)[..k],
+            cubeprim::cpu::select(&values, &f)[..]
+        );
         if supports(&c, DType::U64) {
             let keys: Vec<u64> = keys.iter().map(|&x| u64::from(x) << 20).collect();
             let values: Vec<u64> = values.iter().map(|&x| u64::from(x) + (1 << 40)).collect();
@@ -209,8 +217,14 @@ fn select_pairs_with_byte_flags_fit_small_shared_memory() {
             )
             .unwrap_or_else(|e| panic!("u64 pairs, {n} elements: {e}"));
             let k = cubeprim::read_count(&c, &count);
-            assert_eq!(k_.to_vec::<u64>(&c)[..k], cubeprim::cpu::select(&keys, &f)[..]);
-            assert_eq!(v_.to_vec::<u64>(&c)[..k], cubeprim::cpu::select(&values, &f)[..]);
+            assert_eq!(
+                k_.to_vec::<u64>(&c)[..k],
+                cubeprim::cpu::select(&keys, &f)[..]
+            );
+            assert_eq!(
+                v_.to_vec::<u64>(&c)[..k],
+                cubeprim::cpu::select(&values, &f)[..]
+            );
         }
     }
 }

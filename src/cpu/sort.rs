@@ -27,9 +27,9 @@ fn float_bits(bits: u64, width: u32, is_nan: bool) -> u64 {
         return all;
     }
     let sign = 1u64 << (width - 1);
-    let bits = if bits == sign { 0 } else { bits };
     if bits & sign != 0 {
-        !bits & all
+        // Two's complement negation: the reversed order, `-0.0` on `+0.0`'s bits.
+        bits.wrapping_neg() & all
     } else {
         bits | sign
     }

@@ -113,7 +113,8 @@ pub struct SortOptions {
     pub begin_bit: u32,
     /// Ordered-key bits from `end_bit` up are ignored (`None`: all bits of the key type: 16 for
     /// f16 / bf16, 32 or 64 for the others). The ordered key of a float is its bits with the
-    /// sign bit set (positive) or every bit flipped (negative); of a signed integer, its bits
+    /// sign bit set (positive) or negated as an integer, `!bits + 1` (negative, so `-0.0` has
+    /// `+0.0`'s key; CUB flips every bit after making `-0.0` `+0.0`); of a signed integer, its bits
     /// with the sign bit flipped; NaN's is all ones.
     pub end_bit: Option<u32>,
     pub plane_ops: PlaneOps,

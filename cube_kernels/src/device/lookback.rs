@@ -776,8 +776,8 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
                 let waited = lb.ctrl[2] + 1;
                 let limit = select(
                     k < window,
-                    u32::new(comptime![wait_rounds(spins)]),
-                    u32::new(comptime![deep_rounds(spins)]),
+                    u32::new(comptime![wait_rounds(spins) as i64]),
+                    u32::new(comptime![deep_rounds(spins) as i64]),
                 );
                 if waited >= limit {
                     lb.ctrl[1] = select(k < window, k + 1, DEEP);

@@ -3,10 +3,11 @@
 //! A key maps to an unsigned integer whose natural order is the sort order:
 //! - unsigned integers: the bits as they are;
 //! - signed integers: the sign bit flipped;
-//! - floats: the sign bit set for positive values, every bit flipped for negative ones, so that
-//!   `-inf < … < -0.0 = +0.0 < … < +inf`: `-0.0` is first made `+0.0` (as CUB does), so the
-//!   two zeros are equal keys (a stable sort keeps their input order; the keys written out are
-//!   the input's, signs kept), as in PyTorch; every NaN (any sign, any payload) becomes the
+//! - floats: the sign bit set for positive values, negative ones negated as integers
+//!   (`!b + 1`), so that `-inf < … < -0.0 = +0.0 < … < +inf`: the negation takes `-0.0` to
+//!   `+0.0`'s key at no extra operation (CUB canonicalises `-0.0` first), so the two zeros
+//!   are equal keys (a stable sort keeps their input order; the keys written out are the
+//!   input's, signs kept), as in PyTorch; every NaN (any sign, any payload) becomes the
 //!   largest key, so NaN sorts last in ascending order (first in descending order), as in
 //!   PyTorch and NumPy;
 //! - f16 / bf16: the same on their own 16 bits (16-bit keys: two 8-bit digits).
@@ -43,9 +44,8 @@ pub fn ordered_key32<T: Numeric>(x: T) -> u32 {
     if comptime![elem.is_float()] {
         if comptime![ty.size() == 4] {
             let b = u32::reinterpret(x);
-            // -0.0 as +0.0: one compare and one select.
-            let b = select(b == 0x8000_0000u32, 0u32, b);
-            o = select((b >> 31) == 1u32, !b, b | 0x8000_0000u32);
+            // Negative: `0 - b` (`!b + 1`) reverses their order and takes -0.0 to +0.0's key.
+            o = select((b >> 31) == 1u32, 0u32 - b, b | 0x8000_0000u32);
             if (b & 0x7fff_ffffu32) > 0x7f80_0000u32 {
                 o = u32::MAX;
             }
@@ -55,8 +55,7 @@ pub fn ordered_key32<T: Numeric>(x: T) -> u32 {
             if comptime![elem != ElemType::Float(FloatKind::BF16)] {
                 h = f16_bits_of_f32(b32);
             }
-            h = select(h == 0x8000u32, 0u32, h);
-            o = select((h >> 15) == 1u32, (!h) & 0xffffu32, h | 0x8000u32);
+            o = select((h >> 15) == 1u32, 0x1_0000u32 - h, h | 0x8000u32);
             if (h & 0x7fffu32) > 0x7c00u32 && comptime![elem != ElemType::Float(FloatKind::BF16)] {
                 o = 0xffffu32;
             }
@@ -82,8 +81,7 @@ pub fn ordered_key64<T: Numeric>(x: T) -> u64 {
     let sign = 0x8000_0000_0000_0000u64;
     let mut o = b;
     if comptime![elem.is_float()] {
-        let c = select(b == sign, 0u64, b);
-        o = select((c >> 63u64) == 1u64, !c, c | sign);
+        o = select((b >> 63u64) == 1u64, 0u64 - b, b | sign);
         if (b & !sign) > 0x7ff0_0000_0000_0000u64 {
             o = u64::MAX;
         }
