@@ -81,6 +81,17 @@ pub(crate) fn env_u32(cell: &'static std::sync::OnceLock<Option<u32>>, name: &st
     *cell.get_or_init(|| std::env::var(name).ok().and_then(|v| v.parse().ok()))
 }
 
+/// The look-back's `spins` for a runtime: [`DEEP_FOLD`](cubeprim_kernels::device::lookback::DEEP_FOLD)
+/// set where cubes have no forward-progress guarantee between them (every runtime but CUDA), so
+/// the deepest window's wait is bounded there; CUDA's kernels are built without the fold.
+pub(crate) fn lookback_spins(spins: u32, cuda: bool) -> u32 {
+    if cuda {
+        spins
+    } else {
+        spins | cubeprim_kernels::device::lookback::DEEP_FOLD
+    }
+}
+
 /// Whether the single-pass kernels take their tile ids from the cube position rather than from
 /// a ticket ([`take_ticket`](cubeprim_kernels::device::select::take_ticket)): on CUDA, which
 /// starts cubes in the order of their position (`cuda`: the runtime is CUDA); elsewhere no

@@ -385,10 +385,12 @@ impl ScanPlan {
             route,
             window: WINDOW.min(threads),
             windows,
-            spins: opts
-                .tuning
-                .map(|t| t.spins)
-                .unwrap_or(if cuda { SPINS_CUDA } else { SPINS }),
+            spins: crate::device::lookback_spins(
+                opts.tuning
+                    .map(|t| t.spins)
+                    .unwrap_or(if cuda { SPINS_CUDA } else { SPINS }),
+                cuda,
+            ),
             plain_reads: cuda,
             plane_max: plane_max_k,
             ordered: crate::device::tiles_by_position(cuda),

@@ -105,7 +105,7 @@ impl Pass {
             plane_ops,
             window: WINDOW,
             windows: WINDOWS,
-            spins: SPINS,
+            spins: crate::device::lookback_spins(SPINS, R::name(client) == "cuda"),
             plain_reads: R::name(client) == "cuda",
             plane_max,
             device_len,

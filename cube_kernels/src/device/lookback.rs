@@ -15,11 +15,16 @@
 //! (WGSL, Metal and lavapipe give no such guarantee), and no unit spins for long (llvmpipe
 //! ends long loops). Tile ids come from an atomic ticket, so every predecessor has started, or
 //! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket)), where a
-//! predecessor not yet started is met by the same fallback. A deepest window that holds only
-//! aggregates for [`deep_rounds`] (its oldest tile has published its aggregate but not its
-//! prefix, and may never be scheduled again) is met by [`deep_prefix`]: the cube folds its
-//! prefix itself from the nearest published prefix, the same left fold, so no wait is
-//! unbounded on any backend.
+//! predecessor not yet started is met by the same fallback.
+//!
+//! A deepest window that holds only aggregates waits for its oldest tile's prefix. That tile
+//! has started, so where started cubes always progress (CUDA) the wait ends, as in CUB's
+//! look-back. Where they need not (WGSL, Metal, lavapipe: the tile may never be scheduled
+//! again), `spins` carries [`DEEP_FOLD`]: after [`deep_rounds`] the cube folds its prefix
+//! itself from the nearest published prefix ([`deep_prefix`], the same left fold), so no wait
+//! is unbounded there. CUDA kernels are built without it: its second copy of the tile
+//! reduction cost `masked_select` of 2^28 f32 with a u32 mask 22 % on an H100, even though it
+//! never ran (BENCHMARKS.md, 2026-12-06).
 
 use super::tile_state::{publish, read_status, AGGREGATE, PREFIX};
 use crate::cube::{tile_aggregate, TileConfig, TileShared};
@@ -98,19 +103,27 @@ const DEEP: u32 = u32::MAX;
 /// A bit of `spins` for tests only: no tile publishes an inclusive prefix, so every look-back
 /// deeper than its windows must end in [`deep_prefix`], as when a predecessor that has
 /// published its aggregate is never scheduled again (no forward progress between cubes).
+/// Implies [`DEEP_FOLD`].
 pub const STALL_PREFIXES: u32 = 1 << 31;
 
-/// The rounds to wait (`spins` without [`STALL_PREFIXES`]), at least one.
+/// A bit of `spins`: the deepest window's wait ends after [`deep_rounds`] in [`deep_prefix`].
+/// For runtimes whose cubes have no forward-progress guarantee between them (see the module).
+pub const DEEP_FOLD: u32 = 1 << 30;
+
+/// The rounds to wait (`spins` without its flag bits), at least one.
 fn wait_rounds(spins: u32) -> u32 {
-    (spins & !STALL_PREFIXES).max(1)
+    (spins & !(STALL_PREFIXES | DEEP_FOLD)).max(1)
+}
+
+/// Whether the kernel bounds the deepest window's wait with [`deep_prefix`].
+fn deep_fold(spins: u32) -> bool {
+    spins & (STALL_PREFIXES | DEEP_FOLD) != 0
 }
 
 /// How many times longer than a silent slot's wait ([`wait_rounds`]) the deepest window may
-/// hold only aggregates before the cube folds its prefix itself ([`deep_prefix`]). A silent
-/// slot costs one tile's reduction; the deep fold reads every tile back to the nearest prefix,
-/// one at a time, and is only for a predecessor that makes no progress: with the plain wait
-/// (16 rounds in select) it ran in ordinary CUDA runs and slowed `masked_select` of 2^28 f32
-/// with a u32 mask by 23 % (BENCHMARKS.md, 2026-12-06).
+/// hold only aggregates before the cube folds its prefix itself ([`deep_prefix`]): a silent
+/// slot costs one tile's reduction, the deep fold a serial read of every tile back to the
+/// nearest prefix, and it is meant only for a predecessor that makes no progress.
 const DEEP_FACTOR: u32 = 64;
 
 /// The rounds a deepest window of aggregates is waited on before [`deep_prefix`].
@@ -409,17 +422,21 @@ fn walk_plane<A: Numeric, O: ScanOp, G: TileCarry>(
         let k = plane_min(select(status != 1, lane, p));
         if k == p {
             // A whole window of aggregates: move back if there is room; in the deepest window
-            // wait for its oldest tile's prefix, then fold the prefix here (`deep_prefix`).
+            // wait for its oldest tile's prefix (with DEEP_FOLD, for `deep_rounds` rounds,
+            // then the prefix is folded here: `deep_prefix`).
             if d + 1 < windows {
                 d += 1;
             } else {
-                waited += 1;
-                if waited >= comptime![deep_rounds(spins)] {
-                    if lane == 0 {
-                        lb.ctrl[1] = DEEP;
+                #[allow(clippy::collapsible_if)] // a comptime condition inside a runtime branch
+                if comptime![deep_fold(spins)] {
+                    waited += 1;
+                    if waited >= comptime![deep_rounds(spins)] {
+                        if lane == 0 {
+                            lb.ctrl[1] = DEEP;
+                        }
+                        *depth = d;
+                        go = false;
                     }
-                    *depth = d;
-                    go = false;
                 }
             }
         } else {
@@ -571,12 +588,18 @@ fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Tile
 ) -> bool {
     let done = lb.ctrl[0];
     let fallback = lb.ctrl[1];
-    if done != 1 && fallback == DEEP {
-        deep_prefix::<T, J, A, O, N, G>(
-            input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, total, sh, lb,
-            cfg, spins,
-        );
-    } else if done != 1 {
+    // Without DEEP_FOLD `ctrl[1]` is never DEEP, and the kernel holds no deep fold.
+    let mut deep = false;
+    if comptime![deep_fold(spins)] {
+        deep = fallback == DEEP;
+        if done != 1 && deep {
+            deep_prefix::<T, J, A, O, N, G>(
+                input, aux, base, stride, n_vec, state, view, row_tile0, tile, epoch, total, sh,
+                lb, cfg, spins,
+            );
+        }
+    }
+    if done != 1 && !deep {
         if fallback > 0 {
             let s = fallback - 1;
             let agg = G::aggregate::<T, J, A, O, N>(
@@ -598,7 +621,7 @@ fn fallback_step<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Tile
         }
         sync_cube();
     }
-    done == 1 || fallback == DEEP
+    done == 1 || deep
 }
 
 /// The exclusive prefix of `tile` folded by this cube alone, waiting on nobody: the nearest
@@ -769,21 +792,28 @@ fn lookback_shared<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: Ti
                     indexed,
                     comptime![publishes(spins)],
                 );
-            } else {
+            } else if k < window {
                 // Slot k has published nothing: wait a few rounds, then reduce it ourselves.
-                // A full window of aggregates (k == window): wait a few rounds for the oldest
-                // one's prefix, then fold the prefix here (`deep_prefix`).
                 let waited = lb.ctrl[2] + 1;
-                let limit = select(
-                    k < window,
-                    u32::new(comptime![wait_rounds(spins) as i64]),
-                    u32::new(comptime![deep_rounds(spins) as i64]),
-                );
-                if waited >= limit {
-                    lb.ctrl[1] = select(k < window, k + 1, DEEP);
+                if waited >= comptime![wait_rounds(spins)] {
+                    lb.ctrl[1] = k + 1;
                     lb.ctrl[2] = 0;
                 } else {
                     lb.ctrl[2] = waited;
+                }
+            } else {
+                // A full window of aggregates: wait for the oldest one's prefix (with
+                // DEEP_FOLD for `deep_rounds` rounds, then the prefix is folded here:
+                // `deep_prefix`).
+                #[allow(clippy::collapsible_if)] // a comptime condition inside a runtime branch
+                if comptime![deep_fold(spins)] {
+                    let waited = lb.ctrl[2] + 1;
+                    if waited >= comptime![deep_rounds(spins)] {
+                        lb.ctrl[1] = DEEP;
+                        lb.ctrl[2] = 0;
+                    } else {
+                        lb.ctrl[2] = waited;
+                    }
                 }
             }
         }
