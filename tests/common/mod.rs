@@ -235,7 +235,7 @@ pub fn resolve(axis: isize, rank: usize) -> usize {
     }
 }
 
-fn tol_sum(d: DType) -> f64 {
+pub fn tol_sum(d: DType) -> f64 {
     match d {
         DType::F32 => 1e-5,
         DType::F64 => 1e-12,
@@ -243,7 +243,7 @@ fn tol_sum(d: DType) -> f64 {
     }
 }
 
-fn tol_prod(d: DType) -> f64 {
+pub fn tol_prod(d: DType) -> f64 {
     match d {
         DType::F32 => 1e-6,
         DType::F64 => 1e-14,
@@ -251,7 +251,7 @@ fn tol_prod(d: DType) -> f64 {
     }
 }
 
-fn tiny(d: DType) -> f64 {
+pub fn tiny(d: DType) -> f64 {
     match d {
         DType::F32 => f32::MIN_POSITIVE as f64,
         DType::F64 => f64::MIN_POSITIVE,
