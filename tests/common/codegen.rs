@@ -73,10 +73,17 @@ pub fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
         },
     };
     let addr = AddressType::U32.unsigned_type();
-    CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
+    let src = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
         .compile(def, &opts, mode, addr)
         .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
-        .to_string()
+        .to_string();
+    // `CUBEPRIM_CODEGEN_DUMP=dir`: every kernel's CUDA C++ also goes to `dir/<name>.cu`, to
+    // compare two builds' kernels (the same source, the same speed).
+    if let Ok(dir) = std::env::var("CUBEPRIM_CODEGEN_DUMP") {
+        std::fs::create_dir_all(&dir).expect("the dump directory");
+        std::fs::write(format!("{dir}/{name}.cu"), &src).expect("a dump file");
+    }
+    src
 }
 
 /// MSL of a kernel.
