@@ -276,6 +276,34 @@ fn compact_variants<F: Numeric, T: Numeric>(dtype: &str, packed: bool) -> usize 
     count
 }
 
+/// The look-back's deep fold ([`DEEP_FOLD`], set for every runtime but CUDA) compiles in both
+/// languages and both look-back variants, and a kernel without it holds no copy of it.
+#[test]
+fn compact_with_and_without_the_deep_fold() {
+    use cubeprim_kernels::device::lookback::DEEP_FOLD;
+    for plane_ops in [false, true] {
+        let mut sources = Vec::new();
+        for deep in [false, true] {
+            let mut cfg = pass(4, plane_ops, plane_ops, false, true, false);
+            if deep {
+                cfg.spins |= DEEP_FOLD;
+            }
+            let name = format!("compact_deep{}_p{}", deep as u8, plane_ops as u8);
+            let mode = CompactMode::Select { values: false };
+            let (cuda, _msl) = compile_both(&name, || {
+                define_compact::<u32, f32, u32, i64, CountCarry<false>>(&name, 4, cfg, mode)
+            });
+            sources.push(cuda.replace(&name, "compact"));
+        }
+        assert!(
+            sources[1].len() > sources[0].len(),
+            "plane ops {plane_ops}: the deep fold adds no code ({} against {} bytes)",
+            sources[1].len(),
+            sources[0].len()
+        );
+    }
+}
+
 #[test]
 fn compact_all_modes() {
     assert_eq!(compact_variants::<f32, u32>("f32", false), 24);
