@@ -932,9 +932,11 @@ fn scan_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
     let v = cx.rng.random_range(0..100);
     let indexed = v < 30 && matches!(op, ScanOp::Max | ScanOp::Min);
     let len_into = v >= 85;
-    let mut opts = ScanOptions::default();
-    opts.exclusive = cx.rng.random_bool(0.5);
-    opts.reverse = cx.rng.random_bool(0.5);
+    let mut opts = ScanOptions {
+        exclusive: cx.rng.random_bool(0.5),
+        reverse: cx.rng.random_bool(0.5),
+        ..ScanOptions::default()
+    };
     opts.algorithm = match cx.rng.random_range(0..10) {
         0 => ScanAlgorithm::DecoupledLookback,
         1 if !indexed => ScanAlgorithm::ReduceThenScan,
@@ -1446,8 +1448,10 @@ fn histogram_case<K: HistKey>(cx: &mut Cx) -> Result<(), String> {
 
 /// Sort options: direction, bits (sometimes), algorithm, plane operations.
 fn draw_sort_opts(cx: &mut Cx, dtype: DType) -> (SortOptions, Option<(u32, u32)>) {
-    let mut o = SortOptions::default();
-    o.descending = cx.rng.random_bool(0.5);
+    let mut o = SortOptions {
+        descending: cx.rng.random_bool(0.5),
+        ..SortOptions::default()
+    };
     let mut bits = None;
     if cx.rng.random_bool(0.2) {
         let kb = cpu_ref::key_bits(dtype);
@@ -1700,7 +1704,7 @@ pub fn run_cases(c: &Client, first: u64, count: u64, progress: bool) -> Vec<Stri
                 failures.push(e);
             }
         }
-        if progress && (seed - first + 1) % 500 == 0 {
+        if progress && (seed - first + 1).is_multiple_of(500) {
             eprintln!(
                 "fuzz: {} cases, {} mismatches, {:.0} s",
                 seed - first + 1,

@@ -326,9 +326,11 @@ mod via_burn {
         match method {
             0 => {
                 let op = ops_pick(rng);
-                let mut opts = ScanOptions::default();
-                opts.exclusive = rng.random_bool(0.5);
-                opts.reverse = rng.random_bool(0.5);
+                let opts = ScanOptions {
+                    exclusive: rng.random_bool(0.5),
+                    reverse: rng.random_bool(0.5),
+                    ..ScanOptions::default()
+                };
                 let axis = rng.random_range(0..2);
                 let x = floats(rng, total, op, false);
                 let got = f32s(ft(&x).prim_scan(axis, op, opts).into_data());
@@ -558,9 +560,11 @@ mod via_candle {
             match method {
                 0 => {
                     let op = ops_pick(&mut rng);
-                    let mut opts = ScanOptions::default();
-                    opts.exclusive = rng.random_bool(0.5);
-                    opts.reverse = rng.random_bool(0.5);
+                    let opts = ScanOptions {
+                        exclusive: rng.random_bool(0.5),
+                        reverse: rng.random_bool(0.5),
+                        ..ScanOptions::default()
+                    };
                     let x = floats(&mut rng, total, op, false);
                     let y = ft(&x)?.scan(D::Minus1, op, opts).map_err(ce)?;
                     let got = y.flatten_all().map_err(ce)?.to_vec1::<f32>().map_err(ce)?;

@@ -12,7 +12,7 @@ use rand::Rng;
 #[test]
 fn epoch_wrap_inside_a_sort_keeps_its_scratch() {
     let Some(c) = client() else { return };
-    let mut r = rng(35_1);
+    let mut r = rng(351);
     let n = 1 << 18;
     let keys: Vec<f32> = (0..n).map(|_| r.random_range(-1e6f32..1e6)).collect();
     let mut want = keys.clone();
@@ -58,7 +58,7 @@ fn epoch_wrap_inside_a_sort_keeps_its_scratch() {
 fn stalled_predecessors_are_folded_not_awaited() {
     use cubeprim::{PlaneOps, ScanAlgorithm, ScanTuning};
     let Some(c) = client() else { return };
-    let mut r = rng(35_7);
+    let mut r = rng(357);
     let (rows, n) = (3, 9_001);
     let data: Vec<f32> = (0..rows * n)
         .map(|_| r.random_range(-1.0f32..1.0))
