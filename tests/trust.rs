@@ -51,7 +51,8 @@ fn epoch_wrap_inside_a_sort_keeps_its_scratch() {
 /// Every wait of the look-back is bounded, the deepest window's too: with
 /// [`STALL_PREFIXES`](cubeprim::scan::STALL_PREFIXES) no tile publishes its inclusive prefix (as
 /// when a predecessor that has published its aggregate is never scheduled again), so every cube
-/// more than a window from its row's start must fold its prefix itself. Before the bounded
+/// more than a window from its row's start must fold its prefix itself, and every third tile
+/// publishes nothing, so the folds reduce silent tiles themselves. Before the bounded
 /// fallback those cubes waited forever (a hang on CUDA, a loop cut short by llvmpipe). The
 /// result must be the CPU's, and bit for bit the normal look-back's (the same left fold).
 #[test]

@@ -102,7 +102,8 @@ const DEEP: u32 = u32::MAX;
 
 /// A bit of `spins` for tests only: no tile publishes an inclusive prefix, so every look-back
 /// deeper than its windows must end in [`deep_prefix`], as when a predecessor that has
-/// published its aggregate is never scheduled again (no forward progress between cubes).
+/// published its aggregate is never scheduled again (no forward progress between cubes); in
+/// the scan every third tile publishes nothing at all, so the deep fold reduces tiles too.
 /// Implies [`DEEP_FOLD`].
 pub const STALL_PREFIXES: u32 = 1 << 31;
 
