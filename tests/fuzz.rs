@@ -1716,7 +1716,8 @@ pub fn run_cases(c: &Client, first: u64, count: u64, progress: bool) -> Vec<Stri
     failures
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
+/// A count from the environment (test parameters only), `default` where unset.
+pub fn env_u64(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())

@@ -184,13 +184,6 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
     Ok(summary)
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 #[test]
 fn mixed_calls_stay_correct_and_bounded() {
     let Some(c) = client() else { return };
@@ -215,8 +208,8 @@ fn a_leak_is_caught() {
 #[ignore]
 fn hundred_thousand_calls() {
     let Some(c) = client() else { return };
-    let n = env_u64("CUBEPRIM_LONGRUN_CALLS", 100_000);
-    let seed = env_u64("CUBEPRIM_LONGRUN_SEED", 2);
+    let n = fuzz::env_u64("CUBEPRIM_LONGRUN_CALLS", 100_000);
+    let seed = fuzz::env_u64("CUBEPRIM_LONGRUN_SEED", 2);
     match mixed_calls(&c, n, seed) {
         Ok(s) => println!("{s}"),
         Err(e) => panic!("{e}"),

@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::*;
-use cubeprim::{DType, DeviceTensor, Error, Len, Workspace};
+use cubeprim::{DType, DeviceTensor, Element, Error, Len, Workspace};
 use half::f16;
 use rand::Rng;
 
@@ -172,6 +172,29 @@ fn select_pairs_and_partition() {
     }
 }
 
+/// `select_pairs` of `keys` and `values` under byte flags `f`, against the CPU.
+fn check_byte_flag_pairs<K: Element, V: Element>(
+    c: &Client,
+    ws: &mut Workspace<R>,
+    keys: &[K],
+    values: &[V],
+    f: &[u8],
+) {
+    let n = keys.len();
+    let (k_, v_, count) = cubeprim::select_pairs(
+        c,
+        &upload(c, keys, &[n]),
+        &upload(c, values, &[n]),
+        &upload(c, f, &[n]),
+        n,
+        ws,
+    )
+    .unwrap_or_else(|e| panic!("{} pairs, {n} elements: {e}", K::DTYPE));
+    let k = cubeprim::read_count(c, &count);
+    assert_eq!(k_.to_vec::<K>(c)[..k], cubeprim::cpu::select(keys, f)[..]);
+    assert_eq!(v_.to_vec::<V>(c)[..k], cubeprim::cpu::select(values, f)[..]);
+}
+
 /// Byte (u8) flags are read four to a word, so a unit stages at least four vectors; wide keys
 /// and values at a capacity that allows 16-byte vectors once overflowed 32 KiB of shared
 /// memory (lavapipe, Metal) and answered `Unsupported` instead of narrowing the vectors.
@@ -186,45 +209,11 @@ fn select_pairs_with_byte_flags_fit_small_shared_memory() {
             .map(|i| i.wrapping_mul(2_654_435_761))
             .collect();
         let values: Vec<u32> = (0..n as u32).collect();
-        let (k_, v_, count) = cubeprim::select_pairs(
-            &c,
-            &upload(&c, &keys, &[n]),
-            &upload(&c, &values, &[n]),
-            &upload(&c, &f, &[n]),
-            n,
-            &mut ws,
-        )
-        .unwrap_or_else(|e| panic!("u32 pairs, {n} elements: {e}"));
-        let k = cubeprim::read_count(&c, &count);
-        assert_eq!(
-            k_.to_vec::<u32>(&c)[..k],
-            cubeprim::cpu::select(&keys, &f)[..]
-        );
-        assert_eq!(
-            v_.to_vec::<u32>(&c)[..k],
-            cubeprim::cpu::select(&values, &f)[..]
-        );
+        check_byte_flag_pairs(&c, &mut ws, &keys, &values, &f);
         if supports(&c, DType::U64) {
             let keys: Vec<u64> = keys.iter().map(|&x| u64::from(x) << 20).collect();
             let values: Vec<u64> = values.iter().map(|&x| u64::from(x) + (1 << 40)).collect();
-            let (k_, v_, count) = cubeprim::select_pairs(
-                &c,
-                &upload(&c, &keys, &[n]),
-                &upload(&c, &values, &[n]),
-                &upload(&c, &f, &[n]),
-                n,
-                &mut ws,
-            )
-            .unwrap_or_else(|e| panic!("u64 pairs, {n} elements: {e}"));
-            let k = cubeprim::read_count(&c, &count);
-            assert_eq!(
-                k_.to_vec::<u64>(&c)[..k],
-                cubeprim::cpu::select(&keys, &f)[..]
-            );
-            assert_eq!(
-                v_.to_vec::<u64>(&c)[..k],
-                cubeprim::cpu::select(&values, &f)[..]
-            );
+            check_byte_flag_pairs(&c, &mut ws, &keys, &values, &f);
         }
     }
 }

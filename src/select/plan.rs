@@ -97,6 +97,7 @@ impl Pass {
         staged: bool,
         packed_flags: bool,
     ) -> Result<Self> {
+        let cuda = R::name(client) == "cuda";
         let plane_ops = client.features().plane.contains(Plane::Ops) || force_plane_ops();
         let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
         let cfg = PassConfig {
@@ -105,14 +106,14 @@ impl Pass {
             plane_ops,
             window: WINDOW,
             windows: WINDOWS,
-            spins: crate::device::lookback_spins(SPINS, R::name(client) == "cuda"),
-            plain_reads: R::name(client) == "cuda",
+            spins: crate::device::lookback_spins(SPINS, cuda),
+            plain_reads: cuda,
             plane_max,
             device_len,
             staged,
             packed_flags,
             prefetch: prefetch(),
-            ordered: crate::device::tiles_by_position(R::name(client) == "cuda"),
+            ordered: crate::device::tiles_by_position(cuda),
         };
         let tile = (threads * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))
