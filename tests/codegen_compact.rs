@@ -348,6 +348,129 @@ fn run_length_variants<K: Numeric, V: Numeric, A: Numeric, O: ScanOp>(name0: &st
     count
 }
 
+/// The run-length tile planned for a device's limits declares no more shared memory than the
+/// device has: the staged tile gets what the pass's scans and look-back leave. (With a fixed
+/// reserve of 12 KiB, 64-bit keys with 64-bit values on 48 KiB with plane operations, as an
+/// NVIDIA card's Vulkan driver reports, planned 50 236 bytes: wgpu refused the kernel, which
+/// never ran, and `reduce_by_key` returned a count it never wrote.)
+#[test]
+fn run_length_tiles_fit_the_shared_memory_they_are_planned_for() {
+    use cubeprim::runs::{run_length_tile, PassLimits};
+    fn check<K: Numeric, V: Numeric, A: Numeric>(limits: PassLimits, run: RunConfig) -> usize {
+        let (ks, vs, acc) = (size_of::<K>(), size_of::<V>(), size_of::<A>());
+        let mut checked = 0;
+        for cap in [1usize, 65536] {
+            let values = (!run.ones).then_some(vs);
+            // Counts accumulate in u32.
+            let acc = if run.ones { 4 } else { acc };
+            let (vec, threads, vpt, staged) = run_length_tile(limits, cap, ks, values, acc, run);
+            let cfg = PassConfig {
+                threads,
+                vectors_per_thread: vpt,
+                plane_ops: limits.plane_ops,
+                window: 32,
+                windows: 8,
+                spins: 16 | cubeprim_kernels::device::lookback::DEEP_FOLD,
+                plain_reads: false,
+                plane_max: limits.plane_max,
+                device_len: false,
+                staged,
+                packed_flags: false,
+                prefetch: true,
+                ordered: false,
+            };
+            let name = format!("run_length_fit_k{ks}_v{vs}_a{acc}_{}", limits.shared);
+            let bytes = if run.ones {
+                cuda_shared_bytes(define_run_length::<K, u32, u32, i64, i64, Add>(
+                    &name, vec, cfg, run,
+                ))
+            } else {
+                cuda_shared_bytes(define_run_length::<K, V, A, V, i32, Add>(
+                    &name, vec, cfg, run,
+                ))
+            };
+            assert!(
+                bytes <= limits.shared,
+                "{name} (cap {cap}, {limits:?}, {run:?}): {threads} x {vpt} x {vec}, staged \
+                 {staged}: {bytes} bytes of shared memory"
+            );
+            checked += 1;
+        }
+        checked
+    }
+    let mut n = 0;
+    for (shared, plane_ops, plane_max) in [
+        (16 * 1024, false, 1),
+        (32 * 1024, false, 1),
+        (32 * 1024, true, 32),
+        (48 * 1024, true, 32),
+        (48 * 1024, true, 64),
+        (64 * 1024, true, 32),
+        (100 * 1024, true, 32),
+        (227 * 1024, true, 32),
+    ] {
+        let limits = PassLimits {
+            shared,
+            max_units: 1024,
+            plane_ops,
+            plane_max,
+        };
+        for run in [
+            // reduce_by_key; unique_consecutive with inverse and counts; counts only.
+            RunConfig {
+                ones: false,
+                inverse: false,
+                write_values: true,
+            },
+            RunConfig {
+                ones: true,
+                inverse: true,
+                write_values: true,
+            },
+            RunConfig {
+                ones: true,
+                inverse: false,
+                write_values: true,
+            },
+        ] {
+            n += check::<u32, u32, u32>(limits, run);
+            n += check::<u64, u64, u64>(limits, run);
+            n += check::<u64, f32, f32>(limits, run);
+            n += check::<u32, f64, f64>(limits, run);
+        }
+    }
+    assert_eq!(n, 8 * 3 * 4 * 2);
+    // The check can fail: the tile of the former fixed reserve (8 KiB more staged, 4 vectors
+    // of one u64 per unit) does not fit 48 KiB.
+    let cfg = PassConfig {
+        threads: 512,
+        vectors_per_thread: 4,
+        plane_ops: true,
+        window: 32,
+        windows: 8,
+        spins: 16,
+        plain_reads: false,
+        plane_max: 32,
+        device_len: false,
+        staged: true,
+        packed_flags: false,
+        prefetch: true,
+        ordered: false,
+    };
+    let run = RunConfig {
+        ones: false,
+        inverse: false,
+        write_values: true,
+    };
+    let bytes = cuda_shared_bytes(define_run_length::<u64, u64, u64, u64, i32, Add>(
+        "run_length_overflow",
+        1,
+        cfg,
+        run,
+    ));
+    assert!(bytes > 48 * 1024, "{bytes} bytes");
+}
+
 #[test]
 fn run_length_fixup_variants() {
     for plane_ops in [false, true] {

@@ -299,6 +299,21 @@ pub fn check_fold<E: Element>(
     abs_sum: &[f64],
     factors: &[f64],
 ) -> Result<(), String> {
+    check_fold_exact(what, got, want, None, op, abs_sum, factors)
+}
+
+/// [`check_fold`] with the float sums also given in f64 (`exact`): a sum that is not `want`
+/// bit for bit is compared with `exact` ([`common::sum_within`]), not with `want`, whose own
+/// sequential rounding can be further off than the device's tree.
+pub fn check_fold_exact<E: Element>(
+    what: &str,
+    got: &[E],
+    want: &[E],
+    exact: Option<&[f64]>,
+    op: ScanOp,
+    abs_sum: &[f64],
+    factors: &[f64],
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!(
             "{what}: {} elements, want {}",
@@ -313,15 +328,18 @@ pub fn check_fold<E: Element>(
         if same(g, w) {
             return true;
         }
-        if !approx || !w.to_f64().is_finite() {
+        if !approx {
+            return false;
+        }
+        if op == ScanOp::Sum {
+            let e = exact.map_or(w.to_f64(), |e| e[i]);
+            return common::sum_within(d, g.to_f64(), e, abs_sum[i], factors[i]);
+        }
+        if !w.to_f64().is_finite() {
             return false;
         }
         let (g, w) = (g.to_f64(), w.to_f64());
-        let lim = if op == ScanOp::Sum {
-            common::tol_sum(d) * (abs_sum[i] + 1.0)
-        } else {
-            common::tol_prod(d) * (factors[i] + 1.0).sqrt() * w.abs() + common::tiny(d)
-        };
+        let lim = common::tol_prod(d) * (factors[i] + 1.0).sqrt() * w.abs() + common::tiny(d);
         (g - w).abs() <= lim
     };
     let bad: Vec<usize> = (0..got.len()).filter(|&i| !ok(i)).collect();
@@ -676,11 +694,11 @@ fn sprinkle<E: TestElem>(rng: &mut StdRng, v: &mut [E], p: f64) {
 
 /// Values for a scan / reduce / fold with `op` (common's `values_for`: sums that wrap, products
 /// far from overflow), with special values sprinkled in a third of the cases.
-fn fold_values<E: Fz>(rng: &mut StdRng, n: usize, op: ScanOp) -> (Vec<E>, f64) {
+fn fold_values<E: Fz>(rng: &mut StdRng, n: usize, op: ScanOp, span: usize) -> (Vec<E>, f64) {
     let mut v: Vec<E> = if matches!(op, ScanOp::Max | ScanOp::Min) && rng.random_bool(0.3) {
         common::tie_values(rng, n, 0.02, 0.01)
     } else {
-        common::values_for(rng, n, op)
+        common::values_for_span(rng, n, op, span)
     };
     let p = pick(rng, &[0.0, 0.0, 0.0, 0.0001, 0.01]);
     sprinkle(rng, &mut v, p);
@@ -917,10 +935,15 @@ fn draw_view<E: Element>(
     cx: &mut Cx,
     shape: &[usize],
     views: Views,
-    gen: impl FnOnce(&mut StdRng, usize) -> Vec<E>,
+    gen: impl FnOnce(&mut StdRng, usize, usize) -> Vec<E>,
 ) -> (DeviceTensor<R>, Vec<E>, Layout) {
     let l = draw_layout(&mut cx.rng, shape, views);
-    let all = gen(&mut cx.rng, l.buf_len);
+    // How often the view repeats each element it reaches (its stride-0 dimensions).
+    let reps: usize = (0..l.shape.len())
+        .filter(|&i| l.strides[i] == 0)
+        .map(|i| l.shape[i].max(1))
+        .product();
+    let all = gen(&mut cx.rng, l.buf_len, reps);
     let x = view(cx.c, &all, &l);
     let data = gather_view(&all, &l.shape, &l.strides, l.offset);
     cx.note(l.describe());
@@ -962,8 +985,8 @@ fn scan_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
         if len_into { "scan_len_into " } else { "" }
     ));
     let mut p = 0.0;
-    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n| {
-        let (v, q) = fold_values::<E>(r, n, op);
+    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n, reps| {
+        let (v, q) = fold_values::<E>(r, n, op, n * reps * reps);
         p = q;
         v
     });
@@ -1033,7 +1056,7 @@ fn reduce_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
         // The first `len` elements of a contiguous tensor (an empty max / min is the identity).
         let n = draw_len(&mut cx.rng, cx.max);
         cx.note(format!("{} {op:?} reduce_len_into n {n}", E::DTYPE));
-        let (data, p) = fold_values::<E>(&mut cx.rng, n, op);
+        let (data, p) = fold_values::<E>(&mut cx.rng, n, op, n);
         cx.note(format!("specials p={p}"));
         let x = up(c, &data, &[n]);
         let (k, cap, dev) = draw_count(cx, n);
@@ -1048,8 +1071,10 @@ fn reduce_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
         ))?;
         let d = &data[..k];
         let want = cpu_ref::reduce(d, &[k], None, op);
+        let exact = exact_sums(d, &[k], None, op);
         let (s, f) = fold_scales(d, &[k], None);
-        return check_fold("value", &read::<E>(c, &out)[..1], &want, op, &s, &f);
+        let got = &read::<E>(c, &out)[..1];
+        return check_fold_exact("value", got, &want, exact.as_deref(), op, &s, &f);
     }
     let shape = draw_shape(&mut cx.rng, cx.max);
     let rank = shape.len();
@@ -1068,8 +1093,8 @@ fn reduce_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
     });
     cx.note(format!("{} {op:?} axis {arg:?}", E::DTYPE));
     let mut p = 0.0;
-    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n| {
-        let (v, q) = fold_values::<E>(r, n, op);
+    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n, reps| {
+        let (v, q) = fold_values::<E>(r, n, op, n * reps * reps);
         p = q;
         v
     });
@@ -1084,8 +1109,23 @@ fn reduce_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
     }
     check_eq("shape", &y.shape, &out_shape)?;
     let want = cpu_ref::reduce(&data, &shape, axis, op);
+    let exact = exact_sums(&data, &shape, axis, op);
     let (s, f) = fold_scales(&data, &shape, axis);
-    check_fold("values", &read::<E>(c, &y), &want, op, &s, &f)
+    let got = read::<E>(c, &y);
+    check_fold_exact("values", &got, &want, exact.as_deref(), op, &s, &f)
+}
+
+/// Float sums of a reduction in f64 (see [`check_fold_exact`]); `None` for other folds.
+fn exact_sums<E: Element>(
+    data: &[E],
+    shape: &[usize],
+    axis: Option<usize>,
+    op: ScanOp,
+) -> Option<Vec<f64>> {
+    (op == ScanOp::Sum && E::DTYPE.is_float()).then(|| {
+        let wide: Vec<f64> = data.iter().map(|x| x.to_f64()).collect();
+        cpu_ref::reduce(&wide, shape, axis, ScanOp::Sum)
+    })
 }
 
 /// Flags of `shape` of a drawn dtype (any the runtime has, or bytes): the device tensor and
@@ -1262,7 +1302,7 @@ fn reduce_by_key_case<K: Fz, V: Fz>(cx: &mut Cx) -> Result<(), String> {
     let op = pick(&mut cx.rng, &OPS);
     let n = draw_len(&mut cx.rng, cx.max);
     let (kd, mode) = keys::<K>(&mut cx.rng, n, false);
-    let (vd, p) = fold_values::<V>(&mut cx.rng, n, op);
+    let (vd, p) = fold_values::<V>(&mut cx.rng, n, op, n);
     cx.note(format!(
         "keys {} ({mode}) values {} {op:?} n {n} specials p={p}",
         K::DTYPE,
@@ -1363,7 +1403,7 @@ fn unique_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
     let shape = draw_shape(&mut cx.rng, cx.max);
     let mut mode = "";
     cx.note(format!("{} inverse {inverse} counts {counts}", E::DTYPE));
-    let (x, data, _) = draw_view(cx, &shape, Views::Flat, |r, n| {
+    let (x, data, _) = draw_view(cx, &shape, Views::Flat, |r, n, _| {
         let (v, m) = keys::<E>(r, n, false);
         mode = m;
         v
@@ -1487,7 +1527,7 @@ fn sort_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
     ][v];
     cx.note(format!("{name} {} {opts:?} {index:?}", E::DTYPE));
     let mut mode = "";
-    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n| {
+    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n, _| {
         let (v, m) = keys::<E>(r, n, true);
         mode = m;
         v
@@ -1539,7 +1579,7 @@ fn sort_pairs_case<K: Fz, B: Element>(cx: &mut Cx, vd: DType) -> Result<(), Stri
     let shape = draw_shape(&mut cx.rng, cx.max);
     cx.note(format!("keys {} values {vd} {opts:?}", K::DTYPE));
     let mut mode = "";
-    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n| {
+    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n, _| {
         let (v, m) = keys::<K>(r, n, true);
         mode = m;
         v
@@ -1591,7 +1631,7 @@ fn top_k_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
         E::DTYPE
     ));
     let mut mode = "";
-    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n| {
+    let (x, data, _) = draw_view(cx, &shape, Views::Any, |r, n, _| {
         let (v, m) = keys::<E>(r, n, true);
         mode = m;
         v

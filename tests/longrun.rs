@@ -255,11 +255,23 @@ mod via_burn {
     pub type Fused = burn_fusion::Fusion<Cube>;
     pub type Cpu = burn::backend::NdArray<f32, i64>;
 
+    // Decoded from the bytes, not with `TensorData::to_vec`: on CUDA an empty read comes back
+    // as a `Vec<u8>` (cubecl-cuda 0.10's `reserve_cpu` for 0 bytes), whose dangling pointer
+    // bytemuck refuses to cast to f32 or i64 (`TargetAlignmentGreaterAndInputNotAligned`),
+    // for burn's own empty tensors as for cubeprim's.
     fn f32s(d: TensorData) -> Vec<f32> {
-        d.convert::<f32>().to_vec::<f32>().expect("f32 data")
+        let d = d.convert::<f32>();
+        let b = d.as_bytes();
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
     fn ints(d: TensorData) -> Vec<i64> {
-        d.convert::<i64>().to_vec::<i64>().expect("int data")
+        let d = d.convert::<i64>();
+        let b = d.as_bytes();
+        b.chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
     fn same_idx(what: &str, got: Vec<i64>, want: Vec<i64>) -> Result<(), String> {
         if got == want {

@@ -145,7 +145,9 @@ where
                     // Bool storage other than u32, where the op does not read bytes: one
                     // contiguous copy as u32 flags.
                     burn_cubecl::kernel::bool_cast(t, ::burn::tensor::DType::U32)
-                } else if op.needs_contiguous() {
+                } else if op.needs_contiguous() && t.meta.shape().iter().product::<usize>() > 0 {
+                    // An empty view is contiguous as it is (`DeviceTensor::is_contiguous`): no
+                    // copy kernel of no elements (a launch of no cubes fails on CUDA).
                     burn_cubecl::kernel::into_contiguous(t)
                 } else {
                     t

@@ -12,6 +12,8 @@
 use crate::count::Len;
 use crate::device::env_u32;
 use crate::dispatch::with_dtype;
+#[doc(hidden)]
+pub use crate::select::plan::PassLimits;
 use crate::select::plan::{
     check_count, check_input, check_output, len_parts, max_vpt, vector_width, Pass, THREADS,
 };
@@ -123,6 +125,33 @@ fn plan<R: Runtime>(
     device_len: bool,
     run: RunConfig,
 ) -> Result<Pass> {
+    let (vec, threads, vpt, staged) = run_length_tile(
+        PassLimits::of(client),
+        cap,
+        key_size,
+        value_size,
+        acc_size,
+        run,
+    );
+    Pass::with_tile(
+        client, cap, vec, threads, vpt, device_len, acc_size, true, staged, false,
+    )
+}
+
+/// The run-length tile under `limits`: `(elements per vector, units, vectors per unit,
+/// staged)`. The staged tile takes what shared memory the pass's scans and look-back leave
+/// ([`PassLimits::pass_shared_bytes`]), at most [`STAGE_BUDGET`]; if even one vector per unit
+/// does not fit, the tile is not staged. Public for the tests, which compile the planned
+/// kernels for other devices' limits and check their shared memory against them.
+#[doc(hidden)]
+pub fn run_length_tile(
+    limits: PassLimits,
+    cap: usize,
+    key_size: usize,
+    value_size: Option<usize>,
+    acc_size: usize,
+    run: RunConfig,
+) -> (usize, u32, u32, bool) {
     let sizes = [key_size, value_size.unwrap_or(1)];
     let vec = vector_width(cap, &sizes);
     let top = max_vpt(vec);
@@ -135,7 +164,7 @@ fn plan<R: Runtime>(
     // Unique-consecutive without inverse stages only its keys (padded) and lengths
     // (run_length_heads).
     let heads = run.heads();
-    let max_units = client.properties().hardware.max_units_per_cube;
+    let max_units = limits.max_units;
     let threads = threads_override().filter(|&t| t <= max_units).unwrap_or(
         if !heads && FOLD_THREADS <= max_units {
             FOLD_THREADS
@@ -157,13 +186,15 @@ fn plan<R: Runtime>(
             padded_len(te) * (key_size + folds + inverse)
         }
     };
-    let shared_limit = client.properties().hardware.max_shared_memory_size;
-    let budget = STAGE_BUDGET.min(shared_limit.saturating_sub(12 * 1024));
+    let limit = limits
+        .shared
+        .saturating_sub(limits.pass_shared_bytes(threads, acc_size));
+    let budget = STAGE_BUDGET.min(limit);
     let (vpt, staged) = match vpt_override() {
         Some(0) => (top, false),
         Some(v) => {
             let v = v.clamp(1, top).next_power_of_two().min(top);
-            (v, stage(v) <= shared_limit.saturating_sub(12 * 1024))
+            (v, stage(v) <= limit)
         }
         None => {
             let mut v = top;
@@ -177,9 +208,7 @@ fn plan<R: Runtime>(
             }
         }
     };
-    Pass::with_tile(
-        client, cap, vec, threads, vpt, device_len, acc_size, true, staged, false,
-    )
+    (vec, threads, vpt, staged)
 }
 
 struct Job<'a, R: Runtime> {

@@ -6,13 +6,51 @@ use crate::scan::{SPINS, WINDOWS};
 use crate::{DType, DeviceTensor, Error, Result};
 use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
-use cubeprim_kernels::device::select::PassConfig;
+use cubeprim_kernels::device::lookback::lookback_shared_bytes;
+use cubeprim_kernels::device::select::{scan_shared_bytes, PassConfig};
 use cubeprim_kernels::device::tile_state::words_per_tile;
 
 /// Units per cube of the single-pass kernels.
 pub const THREADS: u32 = 256;
 /// Predecessors read per look-back round (shared-memory variant).
 const WINDOW: u32 = 32;
+
+/// What a single-pass plan reads of the device: shared memory per cube, units per cube, and
+/// the plane operations (and widest plane) its look-back and scans use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassLimits {
+    /// Shared memory a cube may declare, in bytes.
+    pub shared: usize,
+    /// Units a cube may have.
+    pub max_units: u32,
+    /// The kernels use plane operations.
+    pub plane_ops: bool,
+    /// The widest plane (1..=64).
+    pub plane_max: u32,
+}
+
+impl PassLimits {
+    /// The limits of `client`'s device.
+    pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
+        let hw = &client.properties().hardware;
+        PassLimits {
+            shared: hw.max_shared_memory_size,
+            max_units: hw.max_units_per_cube,
+            plane_ops: client.features().plane.contains(Plane::Ops) || force_plane_ops(),
+            plane_max: hw.plane_size_max.clamp(1, 64),
+        }
+    }
+
+    /// Shared memory of a pass of `threads` units besides its staged tile: the cube-wide scans
+    /// ([`scan_shared_bytes`]) and the look-back ([`lookback_shared_bytes`]) of an
+    /// accumulator of `acc_bytes`, and the 1-element dummies of the arrays a variant leaves
+    /// out.
+    pub fn pass_shared_bytes(&self, threads: u32, acc_bytes: usize) -> usize {
+        scan_shared_bytes(threads, acc_bytes)
+            + lookback_shared_bytes(WINDOW, WINDOWS, self.plane_ops, self.plane_max, acc_bytes)
+            + 64
+    }
+}
 
 /// A planned single-pass launch.
 #[derive(Debug, Clone)]
@@ -98,8 +136,11 @@ impl Pass {
         packed_flags: bool,
     ) -> Result<Self> {
         let cuda = R::name(client) == "cuda";
-        let plane_ops = client.features().plane.contains(Plane::Ops) || force_plane_ops();
-        let plane_max = client.properties().hardware.plane_size_max.clamp(1, 64);
+        let PassLimits {
+            plane_ops,
+            plane_max,
+            ..
+        } = PassLimits::of(client);
         let cfg = PassConfig {
             threads,
             vectors_per_thread: vpt,

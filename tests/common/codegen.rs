@@ -60,9 +60,14 @@ pub fn output<E: CubePrimitive>(b: &mut KernelBuilder) -> <Array<E> as CubeType>
 /// running in parallel must not compile at the same time.
 static COMPILER: Mutex<()> = Mutex::new(());
 
-/// CUDA C++ of a kernel, with what cubecl-cuda enables from sm_70 on (the rest — clusters,
-/// elect_sync — is sm_90+).
-pub fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
+type CudaCompiler = CppCompiler<CudaDialect<CudaWmmaCompiler>>;
+
+/// A kernel compiled by cubecl's CUDA C++ compiler, with what cubecl-cuda enables from sm_70 on
+/// (the rest — clusters, elect_sync — is sm_90+); its name.
+fn compile_cuda(
+    def: KernelDefinition,
+    mode: ExecutionMode,
+) -> (<CudaCompiler as Compiler>::Representation, String) {
     let _guard = COMPILER.lock().unwrap_or_else(|e| e.into_inner());
     let name = def.options.kernel_name.clone();
     let opts = CompilationOptions {
@@ -73,10 +78,16 @@ pub fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
         },
     };
     let addr = AddressType::U32.unsigned_type();
-    let src = CppCompiler::<CudaDialect<CudaWmmaCompiler>>::default()
+    let kernel = CudaCompiler::default()
         .compile(def, &opts, mode, addr)
-        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"))
-        .to_string();
+        .unwrap_or_else(|e| panic!("CUDA C++ of {name}: {e:?}"));
+    (kernel, name)
+}
+
+/// CUDA C++ of a kernel ([`compile_cuda`]).
+pub fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
+    let (kernel, name) = compile_cuda(def, mode);
+    let src = kernel.to_string();
     // `CUBEPRIM_CODEGEN_DUMP=dir`: every kernel's CUDA C++ also goes to `dir/<name>.cu`, to
     // compare two builds' kernels (the same source, the same speed).
     if let Ok(dir) = std::env::var("CUBEPRIM_CODEGEN_DUMP") {
@@ -84,6 +95,15 @@ pub fn cuda_source(def: KernelDefinition, mode: ExecutionMode) -> String {
         std::fs::write(format!("{dir}/{name}.cu"), &src).expect("a dump file");
     }
     src
+}
+
+/// Bytes of shared memory a kernel declares, as cubecl's CUDA C++ compiler lays it out (every
+/// shared array at its aligned offset; wgpu validates WGSL's the same way against the
+/// device's `max_compute_workgroup_storage_size`).
+pub fn cuda_shared_bytes(def: KernelDefinition) -> usize {
+    compile_cuda(def, ExecutionMode::Unchecked)
+        .0
+        .shared_memory_size()
 }
 
 /// MSL of a kernel.

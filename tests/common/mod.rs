@@ -160,6 +160,13 @@ float_test_elem!(f32, f64, f16, bf16);
 ///   odd (so a wrapping product never becomes 0): `{-3, -1, 1, 3}` or `{1, 3, 5, 7}`;
 /// * max / min: floats in `[-4, 4)`, integers over the whole type.
 pub fn values_for<E: TestElem>(rng: &mut StdRng, n: usize, op: ScanOp) -> Vec<E> {
+    values_for_span(rng, n, op, n)
+}
+
+/// [`values_for`], with the width of float products chosen for `span` factors instead of `n`:
+/// a view that repeats each of `n` values `k` times (a stride-0 dimension) walks like `k^2 n`
+/// independent factors (a repeated factor moves the log of a product `k` times as far).
+pub fn values_for_span<E: TestElem>(rng: &mut StdRng, n: usize, op: ScanOp, span: usize) -> Vec<E> {
     let d = E::DTYPE;
     match op {
         ScanOp::Sum => {
@@ -178,7 +185,7 @@ pub fn values_for<E: TestElem>(rng: &mut StdRng, n: usize, op: ScanOp) -> Vec<E>
                     DType::BF16 | DType::F32 => 80.0,
                     _ => 700.0,
                 };
-                let r = (ln_range / 8.0 / (n.max(1) as f64).sqrt()).min(0.5);
+                let r = (ln_range / 8.0 / (span.max(n).max(1) as f64).sqrt()).min(0.5);
                 (0..n)
                     .map(|_| {
                         let s = if rng.random_bool(0.5) { -1.0 } else { 1.0 };
@@ -251,6 +258,33 @@ pub fn tol_prod(d: DType) -> f64 {
     }
 }
 
+/// Whether `got`, a float sum of `terms` terms stored as `d`, agrees with `exact` (the sum in
+/// f64; `abs_sum` the sum of |x|): within `tol_sum(d) * (abs_sum + 1)`, plus the f64 sum's own
+/// error bound (`terms` ulps of `abs_sum`, which matters for f64 data only). Past the largest
+/// finite value the stored sum is ±inf: a result of ±inf is right where `exact` is within
+/// that margin of the overflow threshold (either rounding may then be the device's).
+pub fn sum_within(d: DType, got: f64, exact: f64, abs_sum: f64, terms: f64) -> bool {
+    if !exact.is_finite() {
+        return false;
+    }
+    let lim = tol_sum(d) * (abs_sum + 1.0) + terms * f64::EPSILON * abs_sum;
+    if got.is_infinite() {
+        got.signum() == exact.signum() && exact.abs() + lim >= overflow_threshold(d)
+    } else {
+        (got - exact).abs() <= lim
+    }
+}
+
+/// The smallest magnitude that rounds to infinity when stored as the float type `d`.
+pub fn overflow_threshold(d: DType) -> f64 {
+    match d {
+        DType::F16 => 65520.0,
+        DType::BF16 => bf16::MAX.to_f64() * (1.0 + 2f64.powi(-9)),
+        DType::F32 => f32::MAX as f64 * (1.0 + 2f64.powi(-25)),
+        _ => f64::MAX,
+    }
+}
+
 pub fn tiny(d: DType) -> f64 {
     match d {
         DType::F32 => f32::MIN_POSITIVE as f64,
@@ -309,19 +343,27 @@ pub fn compare<E: ScanElement>(
     } else {
         Vec::new()
     };
+    // Sums are compared with the sum in f64 (`want`, the CPU path's sum in the element's own
+    // accumulator, drifts by up to n ulps over n equal terms of a stride-0 view, further
+    // than the device's tree), within `tol * (S + 1)` plus the f64 sum's own bound.
+    let exact: Vec<f64> = if approx && op == ScanOp::Sum {
+        let v: Vec<f64> = input.iter().map(|x| x.to_f64()).collect();
+        cpu::scan(&v, shape, axis, ScanOp::Sum, opts).unwrap()
+    } else {
+        Vec::new()
+    };
+    let terms = shape.get(axis).copied().unwrap_or(1) as f64;
     let mut bad = 0usize;
     let mut first = None;
     for i in 0..got.len() {
         let (g, w) = (got[i], want[i]);
         let ok = if same_bits(g, w) || (g.to_f64().is_nan() && w.to_f64().is_nan()) {
             true
+        } else if approx && op == ScanOp::Sum {
+            sum_within(d, g.to_f64(), exact[i], scale[i], terms)
         } else if approx && w.to_f64().is_finite() {
             let (g, w) = (g.to_f64(), w.to_f64());
-            let lim = if op == ScanOp::Sum {
-                tol_sum(d) * (scale[i] + 1.0)
-            } else {
-                tol_prod(d) * (scale[i] + 1.0).sqrt() * w.abs() + tiny(d)
-            };
+            let lim = tol_prod(d) * (scale[i] + 1.0).sqrt() * w.abs() + tiny(d);
             (g - w).abs() <= lim
         } else {
             false

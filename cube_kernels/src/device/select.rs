@@ -199,6 +199,13 @@ pub fn tile_bit_scan<A: Numeric, O: ScanOp>(
     cs
 }
 
+/// Bytes of shared memory of [`scan_shared`] for `threads` units and an accumulator of
+/// `acc_bytes`.
+pub fn scan_shared_bytes(threads: u32, acc_bytes: usize) -> usize {
+    let scan = 2 * threads as usize;
+    acc_bytes + 4 + scan * (acc_bytes + 4)
+}
+
 /// Shared memory for cube-wide scans only (no raking buffer): what the single-pass kernels and
 /// their look-back fallbacks use.
 #[cube]
