@@ -9,7 +9,7 @@
 
 mod common;
 
-#[cfg(feature = "burn")]
+#[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
 mod burn;
 #[cfg(feature = "candle")]
 mod candle;

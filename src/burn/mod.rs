@@ -61,11 +61,12 @@
 //! - `CubeBackend<R, F, I, BT>` (wgpu, CUDA): cubeprim's kernels on the tensor's own buffer
 //!   and strides: no copy, no host read. Scratch comes from one [`crate::Workspace`] per
 //!   device and stream, kept between calls.
-//! - `Fusion<B>` (`burn::backend::Wgpu`, `burn::backend::Cuda` with burn's `fusion`): a custom
-//!   operation on the fusion stream, in order with the fused graph; no sync, no host read.
-//! - `NdArray`: cubeprim's CPU path, parallel over rows (rayon): scans and reductions O(n);
-//!   sorts are stable comparison sorts per row (O(n log n)); compaction, run-length and
-//!   histograms are cubeprim's CPU reference (O(n), `unique` O(n log n)).
+//! - `Fusion<B>` (feature `burn-fusion`; `burn::backend::Wgpu`, `burn::backend::Cuda` with
+//!   burn's `fusion`): a custom operation on the fusion stream, in order with the fused graph;
+//!   no sync, no host read.
+//! - `NdArray` (feature `burn-ndarray`): cubeprim's CPU path, parallel over rows (rayon): scans
+//!   and reductions O(n); sorts are stable comparison sorts per row (O(n log n)); compaction,
+//!   run-length and histograms are cubeprim's CPU reference (O(n), `unique` O(n log n)).
 //! - `Autodiff<B>`: not supported — calling a method does not compile (no gradient is
 //!   defined): `PrimBackend` is not implemented for `Autodiff<B>`, so the call below fails
 //!   with E0599 (method exists but its trait bounds are not satisfied). Take the inner
@@ -107,8 +108,10 @@
 
 mod backend;
 mod cube;
+#[cfg(feature = "burn-fusion")]
 mod fusion;
 mod host;
+#[cfg(feature = "burn-ndarray")]
 mod ndarray;
 mod op;
 mod reduce;
