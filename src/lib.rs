@@ -1,15 +1,17 @@
 // The README is the crate documentation; its examples (burn, candle and the wgpu runtime) are
-// doc tests, so it is included where those features are on (as on docs.rs and in CI).
+// doc tests, so it is included where those features are on (as on docs.rs and in CI; the
+// burn example runs on `NdArray`: feature `burn-ndarray`).
 #![cfg_attr(
-    all(feature = "burn", feature = "candle", feature = "wgpu"),
+    all(feature = "burn-ndarray", feature = "candle", feature = "wgpu"),
     doc = include_str!("../README.md")
 )]
 #![cfg_attr(
-    not(all(feature = "burn", feature = "candle", feature = "wgpu")),
+    not(all(feature = "burn-ndarray", feature = "candle", feature = "wgpu")),
     doc = "# cubeprim\n\nDevice-wide parallel primitives for tensor code, written once in CubeCL \
            and run on CUDA, wgpu (Vulkan / Metal / DX12) and, through the CPU implementation, \
-           anywhere. Built with the features `burn`, `candle` and `wgpu` (as on docs.rs), this \
-           page opens with the README: installation, examples and the conventions of every op."
+           anywhere. Built with the features `burn-ndarray`, `candle` and `wgpu` (as on \
+           docs.rs), this page opens with the README: installation, examples and the \
+           conventions of every op."
 )]
 //!
 //! ## The API by family

@@ -24,6 +24,7 @@ mod codegen_sort;
 mod fuzz;
 mod histogram;
 mod longrun;
+mod msrv;
 mod pipeline;
 mod reduce;
 mod runs;
