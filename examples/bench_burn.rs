@@ -2,7 +2,7 @@
 //! backend type (the fused default, `burn::backend::Cuda` or `burn::backend::Wgpu`).
 //!
 //! ```text
-//! cargo run --release --features cuda,burn,bench-tools --example bench_burn [-- --reps 15 --small]
+//! cargo run --release --features cuda,burn-fusion,burn-ndarray,bench-tools --example bench_burn [-- --reps 15 --small]
 //! ```
 //!
 //! Each figure is the median over `--reps` repetitions (after a warm-up and a sync) of the

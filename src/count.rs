@@ -10,7 +10,9 @@ pub enum Len<'a, R: Runtime> {
     Host(usize),
     /// The length is `count[0]` (a `u32` tensor of one element); at most `capacity`.
     Device {
+        /// The `u32[1]` tensor holding the length (at offset 0 of its buffer).
         count: &'a DeviceTensor<R>,
+        /// The most the count can be: sizes the launch, and the buffers must hold it.
         capacity: usize,
     },
 }

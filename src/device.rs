@@ -3,8 +3,11 @@
 /// Which backend a program runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
+    /// cubecl's CUDA runtime (feature `cuda`).
     Cuda,
+    /// cubecl's wgpu runtime: Vulkan, Metal or DX12 (feature `wgpu`).
     Wgpu,
+    /// No device: the CPU implementation ([`crate::cpu`]).
     Cpu,
 }
 
@@ -67,6 +70,7 @@ pub(crate) fn grid_2d(cubes: u32) -> (u32, u32) {
     (cubes.div_ceil(y).max(1), y)
 }
 
+#[doc(hidden)]
 /// The 2-D cube count of `cubes` cubes that every cubeprim launch uses: rows of at most 65535
 /// cubes, fewer than a row of cubes past the count (see `grid_2d`). A kernel recovers the linear
 /// position from `CUBE_POS`.

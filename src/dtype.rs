@@ -5,13 +5,21 @@ use std::fmt;
 /// Element types cubeprim handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DType {
+    /// 32-bit float.
     F32,
+    /// IEEE half precision (`half::f16`); accumulates in f32.
     F16,
+    /// bfloat16 (`half::bf16`); accumulates in f32. Not on Vulkan (lavapipe) or Metal.
     BF16,
+    /// 64-bit float, where the runtime has it.
     F64,
+    /// 32-bit signed integer.
     I32,
+    /// 32-bit unsigned integer (also the dtype of device counts).
     U32,
+    /// 64-bit signed integer, where the runtime has it (the index dtype there).
     I64,
+    /// 64-bit unsigned integer, where the runtime has it.
     U64,
     /// Bytes (u8 / bool masks): the flags of the compaction ops (select, partition,
     /// masked_select, nonzero, count), read four to a word on every runtime. Other ops
@@ -29,6 +37,7 @@ impl DType {
             DType::F64 | DType::I64 | DType::U64 => 8,
         }
     }
+    /// Whether the dtype is a floating-point type (f32, f16, bf16, f64).
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F16 | DType::BF16 | DType::F64)
     }
@@ -36,6 +45,8 @@ impl DType {
     pub fn accumulator_size(self) -> usize {
         self.size().max(4)
     }
+    /// Every dtype the ops take as data (all but [`DType::U8`], which only flags and masks
+    /// may be).
     pub const ALL: [DType; 8] = [
         DType::F32,
         DType::F16,
@@ -67,8 +78,11 @@ impl fmt::Display for DType {
 
 /// A host element type with its [`DType`].
 pub trait Element: bytemuck::Pod + CubePrimitive + PartialOrd + fmt::Debug + Send + Sync {
+    /// The dtype of a tensor of this element type.
     const DTYPE: DType;
+    /// The value as an `f64` (exact for every type but the 64-bit integers past 2^53).
     fn to_f64(self) -> f64;
+    /// The value nearest `v` (integers truncate and saturate as `as` casts do).
     fn from_f64(v: f64) -> Self;
 }
 

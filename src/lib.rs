@@ -1,33 +1,40 @@
-//! # cubeprim
+// The README is the crate documentation; its examples (burn, candle and the wgpu runtime) are
+// doc tests, so it is included where those features are on (as on docs.rs and in CI; the
+// burn example runs on `NdArray`: feature `burn-ndarray`).
+#![cfg_attr(
+    all(feature = "burn-ndarray", feature = "candle", feature = "wgpu"),
+    doc = include_str!("../README.md")
+)]
+#![cfg_attr(
+    not(all(feature = "burn-ndarray", feature = "candle", feature = "wgpu")),
+    doc = "# cubeprim\n\nDevice-wide parallel primitives for tensor code, written once in CubeCL \
+           and run on CUDA, wgpu (Vulkan / Metal / DX12) and, through the CPU implementation, \
+           anywhere. Built with the features `burn-ndarray`, `candle` and `wgpu` (as on \
+           docs.rs), this page opens with the README: installation, examples and the \
+           conventions of every op."
+)]
 //!
-//! Device-wide parallel primitives for tensor code, written once in CubeCL and run on CUDA,
-//! wgpu (Vulkan / Metal / DX12) and — through the CPU reference — anywhere.
+//! ## The API by family
 //!
-//! - **scans** ([`scan()`], [`cumsum`], …: inclusive or exclusive, forward or reverse, any axis of a
-//!   strided N-d tensor; max / min also with indices; 1-D scans of any length);
-//! - **reduce** ([`reduce()`]), **compaction** ([`select()`], [`partition`], [`masked_select`],
-//!   [`nonzero`]), **run-length** ([`reduce_by_key`], [`unique_consecutive`], [`unique()`]),
-//!   [`histogram()`];
-//! - **sort** ([`sort()`], [`argsort`], [`sort_pairs`], row-wise, [`top_k`], [`searchsorted`]);
-//! - extension methods on **burn** (feature `burn`) and **candle** (feature `candle`) tensors.
+//! - **scans**: [`scan()`], [`scan_into`], [`scan_len_into`], [`scan_with_indices`], and the
+//!   shorthands [`cumsum`], [`cumprod`], [`cummax`], [`cummin`], [`cummax_with_indices`],
+//!   [`cummin_with_indices`];
+//! - **reduce**: [`reduce()`], [`reduce_into`], [`reduce_len_into`];
+//! - **compaction**: [`select()`], [`select_pairs`], [`partition`], [`masked_select`],
+//!   [`nonzero`], [`count_nonzero_into`] and their `_into` forms; [`read_count`] reads a device
+//!   count;
+//! - **run-length**: [`reduce_by_key`], [`unique_consecutive`], [`unique_consecutive_sized`],
+//!   [`unique()`], [`histogram()`];
+//! - **sort**: [`sort()`], [`sort_with_indices`], [`argsort`], [`sort_pairs`], [`sort_into`],
+//!   [`top_k`], [`searchsorted`], [`bucketize`];
+//! - scratch: [`Workspace`] and the `*_workspace_bytes` size queries; lengths: [`Len`];
+//! - extension methods on burn tensors (module `burn`, feature `burn`) and candle tensors
+//!   (module `candle`, feature `candle`); the CPU implementation of every op: [`cpu`].
 //!
-//! Device-wide ops take their length as [`Len`]: a host number, or a count left on the device by
-//! an earlier op, so pipelines run without host syncs.
+//! Kernels live in the `cubeprim-kernels` crate (plane → cube → device); this crate holds the
+//! host side: planning and dispatch, scratch, errors ([`Error`]) and the CPU implementation.
 //!
-//! ```no_run
-//! use cubeprim::{DeviceTensor, ScanOp, ScanOptions, Workspace};
-//! use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
-//! use cubecl::Runtime;
-//!
-//! let client = WgpuRuntime::client(&WgpuDevice::default());
-//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])
-//!     .unwrap();
-//! let mut ws = Workspace::new();
-//! let y = cubeprim::scan(&client, &x, 1, ScanOp::Sum, ScanOptions::default(), &mut ws).unwrap();
-//! assert_eq!(y.to_vec::<f32>(&client), vec![1.0, 3.0, 3.0, 7.0]);
-//! ```
-//!
-//! # Arguments are checked, never trusted
+//! ## Arguments are checked, never trusted
 //!
 //! Every function that returns a [`Result`] reports bad arguments as an [`Error`] and does not
 //! panic (`tests/trust_args.rs`, `no_panic_from_the_public_api`, holds it to that). Before it
@@ -41,10 +48,8 @@
 //! twice is fine). The exceptions, documented on each: [`DeviceTensor::to_vec`] and
 //! [`read_count`] panic on the wrong dtype ([`DeviceTensor::try_to_vec`] does not),
 //! [`DeviceTensor::empty`] where cubecl cannot allocate.
-//!
-//! Kernels live in the `cubeprim-kernels` crate (plane → cube → device); this crate holds the
-//! host side: planning and dispatch, scratch ([`Workspace`]), errors ([`Error`]) and the CPU
-//! implementation of every op ([`cpu`]).
+
+#![warn(missing_docs)]
 
 mod alloc;
 #[cfg(feature = "burn")]

@@ -22,10 +22,16 @@ pub const MAX_ELEMENTS: usize = 1 << 31;
 /// answers an [`Error`] otherwise.
 #[derive(Clone, Debug)]
 pub struct DeviceTensor<R: Runtime> {
+    /// The device memory the view reads (cubecl's handle; it may be cut from a larger buffer
+    /// with `offset_start` / `offset_end`).
     pub handle: Handle,
+    /// Size of each axis.
     pub shape: Vec<usize>,
+    /// Step of each axis, in elements (one per axis; 0 broadcasts).
     pub strides: Vec<usize>,
+    /// Position of the first element from the start of the handle, in elements.
     pub offset: usize,
+    /// Element type of the memory.
     pub dtype: DType,
     _r: std::marker::PhantomData<R>,
 }
@@ -158,6 +164,7 @@ impl<R: Runtime> DeviceTensor<R> {
         Self::from_parts(handle, shape.to_vec(), contiguous_strides(shape), 0, dtype)
     }
 
+    /// Number of axes.
     pub fn rank(&self) -> usize {
         self.shape.len()
     }

@@ -51,7 +51,7 @@ pub const RESERVED_SLACK: u64 = 32 << 20;
 /// adapters.
 fn slots() -> Vec<&'static str> {
     let mut s: Vec<&'static str> = FAMILIES.iter().map(|f| f.0).collect();
-    #[cfg(feature = "burn")]
+    #[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
     s.extend(["burn CubeBackend", "burn Fusion", "burn NdArray"]);
     #[cfg(feature = "candle")]
     s.push("candle");
@@ -109,7 +109,7 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
     let warm = (n_calls / 5).max(2 * slots.len() as u64).min(n_calls);
     let verbose = n_calls >= 10_000 || std::env::var("CUBEPRIM_LONGRUN_VERBOSE").is_ok();
     let t0 = Instant::now();
-    #[cfg(feature = "burn")]
+    #[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
     {
         via_burn::warm::<via_burn::Cube>(&Default::default())?;
         via_burn::warm::<via_burn::Fused>(&Default::default())?;
@@ -123,11 +123,11 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
             std::mem::forget(c.empty(leak));
         }
         let r = catch_unwind(AssertUnwindSafe(|| match slot {
-            #[cfg(feature = "burn")]
+            #[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
             "burn CubeBackend" => via_burn::call::<via_burn::Cube>(&Default::default(), s),
-            #[cfg(feature = "burn")]
+            #[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
             "burn Fusion" => via_burn::call::<via_burn::Fused>(&Default::default(), s),
-            #[cfg(feature = "burn")]
+            #[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
             "burn NdArray" => via_burn::call::<via_burn::Cpu>(&Default::default(), s),
             #[cfg(feature = "candle")]
             "candle" => via_candle::call(s),
@@ -243,7 +243,7 @@ fn scales(x: &[f32], shape: &[usize], axis: usize) -> (Vec<f64>, Vec<f64>) {
     (s, k)
 }
 
-#[cfg(feature = "burn")]
+#[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
 mod via_burn {
     use super::*;
     use crate::common::compare;

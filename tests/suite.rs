@@ -9,7 +9,7 @@
 
 mod common;
 
-#[cfg(feature = "burn")]
+#[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
 mod burn;
 #[cfg(feature = "candle")]
 mod candle;
@@ -24,6 +24,7 @@ mod codegen_sort;
 mod fuzz;
 mod histogram;
 mod longrun;
+mod msrv;
 mod pipeline;
 mod reduce;
 mod runs;

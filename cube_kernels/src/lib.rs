@@ -7,6 +7,8 @@
 //!
 //! The host side (dispatch, scratch, errors) lives in the `cubeprim` crate.
 
+#![warn(missing_docs)]
+
 pub mod cube;
 pub mod device;
 pub mod ops;

@@ -7,12 +7,16 @@ use ::burn::tensor::{BasicOps, Bool, Device, Float, Int, TensorMetadata, TensorP
 
 /// A float, int or bool primitive of backend `B`.
 pub enum AnyPrimitive<B: Backend> {
+    /// A float tensor's primitive.
     Float(FloatTensor<B>),
+    /// An int tensor's primitive.
     Int(IntTensor<B>),
+    /// A bool tensor's primitive.
     Bool(BoolTensor<B>),
 }
 
 impl<B: Backend> AnyPrimitive<B> {
+    /// Which of the three kinds this is.
     pub fn kind(&self) -> Kind {
         match self {
             AnyPrimitive::Float(_) => Kind::Float,
@@ -21,6 +25,7 @@ impl<B: Backend> AnyPrimitive<B> {
         }
     }
 
+    /// Kind, shape and dtype, as an op's [`PrimOp::outputs`] sees them.
     pub fn meta(&self) -> TensorMeta {
         let (shape, dtype) = match self {
             AnyPrimitive::Float(t) => (t.shape(), t.dtype()),
@@ -34,6 +39,7 @@ impl<B: Backend> AnyPrimitive<B> {
         }
     }
 
+    /// The device the primitive lives on.
     pub fn device(&self) -> Device<B> {
         match self {
             AnyPrimitive::Float(t) => B::float_device(t),
@@ -89,6 +95,7 @@ pub fn run<B: PrimBackend, O: PrimOp>(
 
 /// A burn tensor kind whose primitive converts to and from [`AnyPrimitive`].
 pub trait PrimKind<B: Backend>: BasicOps<B> {
+    /// Wraps a primitive of this kind.
     fn into_any(p: Self::Primitive) -> AnyPrimitive<B>;
     /// Panics on a primitive of another kind (an op returned the wrong kind).
     fn from_any(p: AnyPrimitive<B>) -> Self::Primitive;

@@ -10,20 +10,30 @@ use std::borrow::Cow;
 /// Row-major host data of one of cubeprim's dtypes, borrowed or owned.
 #[derive(Debug, Clone)]
 pub enum HostData<'a> {
+    /// [`DType::F32`] elements.
     F32(Cow<'a, [f32]>),
+    /// [`DType::F16`] elements.
     F16(Cow<'a, [f16]>),
+    /// [`DType::BF16`] elements.
     BF16(Cow<'a, [bf16]>),
+    /// [`DType::F64`] elements.
     F64(Cow<'a, [f64]>),
+    /// [`DType::I32`] elements.
     I32(Cow<'a, [i32]>),
+    /// [`DType::U32`] elements (also bool flags, as 0 / 1).
     U32(Cow<'a, [u32]>),
+    /// [`DType::I64`] elements.
     I64(Cow<'a, [i64]>),
+    /// [`DType::U64`] elements.
     U64(Cow<'a, [u64]>),
 }
 
 /// A row-major host tensor.
 #[derive(Debug, Clone)]
 pub struct HostTensor<'a> {
+    /// Size of each axis.
     pub shape: Vec<usize>,
+    /// The elements, row-major (as many as the shape holds).
     pub data: HostData<'a>,
 }
 
@@ -94,6 +104,7 @@ into_host!(f32 => F32, f16 => F16, bf16 => BF16, f64 => F64, i32 => I32, u32 => 
     i64 => I64, u64 => U64);
 
 impl HostData<'_> {
+    /// The dtype of the elements.
     pub fn dtype(&self) -> DType {
         match self {
             HostData::F32(_) => DType::F32,

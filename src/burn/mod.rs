@@ -1,13 +1,29 @@
 //! cubeprim's ops as methods on burn tensors (feature `burn`).
 //!
-//! ```ignore
+//! ```
+//! use burn::backend::NdArray;
+//! use burn::tensor::{Int, Tensor};
 //! use cubeprim::burn::prelude::*;
-//! let y = x.prim_cumsum(1);                       // Tensor<B, D, K> -> Tensor<B, D, K>
-//! let (m, i) = x.prim_cummax_with_indices(-1);    // values and Int indices
-//! let e = x.prim_scan(0, ScanOp::Sum, ScanOptions::default().exclusive().reverse());
-//! let s = x.prim_sum_dim(1);                      // keepdim, as burn's sum_dim
-//! let v = x.prim_masked_select(x.clone().greater_elem(0.0)); // 1-D, one count read
+//!
+//! let dev = Default::default();
+//! let x = Tensor::<NdArray, 2>::from_floats([[1.0, -2.0, 3.0], [4.0, 0.0, -6.0]], &dev);
+//! let y = x.clone().prim_cumsum(1); // Tensor<B, D, K> -> Tensor<B, D, K>
+//! let (m, i) = x.clone().prim_cummax_with_indices(-1); // values and Int indices
+//! let e = x.clone().prim_scan(0, ScanOp::Sum, ScanOptions::default().exclusive().reverse());
+//! let s = x.clone().prim_sum_dim(1); // keepdim, as burn's sum_dim
+//! let v = x.clone().prim_masked_select(x.greater_elem(0.0)); // 1-D, one count read
+//! let ids = Tensor::<NdArray, 1, Int>::from_ints([3, 1, 3, 2, 1, 3], &dev);
 //! let (u, counts) = ids.prim_unique_with_counts();
+//!
+//! let f = |t: Tensor<NdArray, 2>| t.into_data().to_vec::<f32>().unwrap();
+//! assert_eq!(f(y), [1., -1., 2., 4., 4., -2.]);
+//! assert_eq!(f(m), [1., 1., 3., 4., 4., 4.]);
+//! assert_eq!(i.into_data().to_vec::<i64>().unwrap(), [0, 0, 2, 0, 0, 0]);
+//! assert_eq!(f(e), [4., 0., -6., 0., 0., 0.]);
+//! assert_eq!(f(s), [2., -2.]);
+//! assert_eq!(v.into_data().to_vec::<f32>().unwrap(), [1., 3., 4.]);
+//! assert_eq!(u.into_data().to_vec::<i64>().unwrap(), [1, 2, 3]);
+//! assert_eq!(counts.into_data().to_vec::<i64>().unwrap(), [2, 1, 3]);
 //! ```
 //!
 //! Every method starts with `prim_`, so none is shadowed by one of burn's inherent methods
@@ -61,17 +77,18 @@
 //! - `CubeBackend<R, F, I, BT>` (wgpu, CUDA): cubeprim's kernels on the tensor's own buffer
 //!   and strides: no copy, no host read. Scratch comes from one [`crate::Workspace`] per
 //!   device and stream, kept between calls.
-//! - `Fusion<B>` (`burn::backend::Wgpu`, `burn::backend::Cuda` with burn's `fusion`): a custom
-//!   operation on the fusion stream, in order with the fused graph; no sync, no host read.
-//! - `NdArray`: cubeprim's CPU path, parallel over rows (rayon): scans and reductions O(n);
-//!   sorts are stable comparison sorts per row (O(n log n)); compaction, run-length and
-//!   histograms are cubeprim's CPU reference (O(n), `unique` O(n log n)).
+//! - `Fusion<B>` (feature `burn-fusion`; `burn::backend::Wgpu`, `burn::backend::Cuda` with
+//!   burn's `fusion`): a custom operation on the fusion stream, in order with the fused graph;
+//!   no sync, no host read.
+//! - `NdArray` (feature `burn-ndarray`): cubeprim's CPU path, parallel over rows (rayon): scans
+//!   and reductions O(n); sorts are stable comparison sorts per row (O(n log n)); compaction,
+//!   run-length and histograms are cubeprim's CPU reference (O(n), `unique` O(n log n)).
 //! - `Autodiff<B>`: not supported — calling a method does not compile (no gradient is
 //!   defined): `PrimBackend` is not implemented for `Autodiff<B>`, so the call below fails
 //!   with E0599 (method exists but its trait bounds are not satisfied). Take the inner
 //!   tensor first (`x.inner()`), or use burn's differentiable built-ins.
 //!
-//! ```ignore
+//! ```compile_fail,E0599
 //! use burn::backend::{Autodiff, NdArray};
 //! use burn::tensor::Tensor;
 //! use cubeprim::burn::prelude::*;
@@ -107,8 +124,10 @@
 
 mod backend;
 mod cube;
+#[cfg(feature = "burn-fusion")]
 mod fusion;
 mod host;
+#[cfg(feature = "burn-ndarray")]
 mod ndarray;
 mod op;
 mod reduce;

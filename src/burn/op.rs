@@ -12,16 +12,22 @@ use std::hash::Hash;
 /// The kind of a burn tensor primitive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// `Tensor<B, D, Float>`.
     Float,
+    /// `Tensor<B, D, Int>`.
     Int,
+    /// `Tensor<B, D, Bool>`.
     Bool,
 }
 
 /// Kind, shape and dtype of an input, as an op sees it before it runs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TensorMeta {
+    /// Float, int or bool.
     pub kind: Kind,
+    /// Size of each axis.
     pub shape: Vec<usize>,
+    /// burn's dtype of the storage.
     pub dtype: BurnDType,
 }
 
@@ -36,6 +42,7 @@ impl TensorMeta {
             d => prim_dtype(d),
         }
     }
+    /// Number of axes.
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
@@ -101,8 +108,11 @@ impl OutDType {
 /// Kind, shape and dtype of an output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutputSpec {
+    /// Float, int or bool.
     pub kind: Kind,
+    /// Size of each axis, fixed before the op runs.
     pub shape: Vec<usize>,
+    /// The dtype, relative to the inputs or the backend.
     pub dtype: OutDType,
 }
 

@@ -15,7 +15,9 @@ use rayon::prelude::*;
 /// A reduction along `axis` (kept, of size 1), or of everything (`None`: shape `[1]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Reduce {
+    /// The reduced axis, kept with size 1; `None`: every element.
     pub axis: Option<usize>,
+    /// The operator.
     pub op: ReduceOp,
 }
 
@@ -141,39 +143,84 @@ impl PrimOp for Reduce {
 /// arguments panic, as burn's methods do: a dim out of range, a max / min of no elements.
 pub trait ReduceExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     /// `op` along `dim`, kept with size 1.
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::AxisOutOfRange`](crate::Error::AxisOutOfRange)
+    /// for a `dim` out of range, [`Error::Unsupported`](crate::Error::Unsupported) for a max / min
+    /// of no elements, [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a dtype
+    /// cubeprim does not take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_reduce_dim(self, dim: impl AsIndex, op: ReduceOp) -> Self;
     /// `op` over every element: shape `[1]`.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce_dim`](Self::prim_reduce_dim).
     fn prim_reduce(self, op: ReduceOp) -> Tensor<B, 1, K>;
 
     /// Sum along `dim` (burn's `sum_dim`, `torch.sum(x, dim, keepdim=True)`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce_dim`](Self::prim_reduce_dim).
     fn prim_sum_dim(self, dim: impl AsIndex) -> Self {
         self.prim_reduce_dim(dim, ReduceOp::Sum)
     }
     /// Product along `dim` (burn's `prod_dim`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce_dim`](Self::prim_reduce_dim).
     fn prim_prod_dim(self, dim: impl AsIndex) -> Self {
         self.prim_reduce_dim(dim, ReduceOp::Prod)
     }
     /// Maximum along `dim` (burn's `max_dim`, `torch.amax(x, dim, keepdim=True)`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce_dim`](Self::prim_reduce_dim).
     fn prim_max_dim(self, dim: impl AsIndex) -> Self {
         self.prim_reduce_dim(dim, ReduceOp::Max)
     }
     /// Minimum along `dim` (burn's `min_dim`, `torch.amin(x, dim, keepdim=True)`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce_dim`](Self::prim_reduce_dim).
     fn prim_min_dim(self, dim: impl AsIndex) -> Self {
         self.prim_reduce_dim(dim, ReduceOp::Min)
     }
     /// Sum of every element (burn's `sum`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce`](Self::prim_reduce).
     fn prim_sum(self) -> Tensor<B, 1, K> {
         self.prim_reduce(ReduceOp::Sum)
     }
     /// Product of every element (burn's `prod`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce`](Self::prim_reduce).
     fn prim_prod(self) -> Tensor<B, 1, K> {
         self.prim_reduce(ReduceOp::Prod)
     }
     /// Maximum of every element (burn's `max`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce`](Self::prim_reduce).
     fn prim_max(self) -> Tensor<B, 1, K> {
         self.prim_reduce(ReduceOp::Max)
     }
     /// Minimum of every element (burn's `min`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce`](Self::prim_reduce).
     fn prim_min(self) -> Tensor<B, 1, K> {
         self.prim_reduce(ReduceOp::Min)
     }

@@ -22,8 +22,11 @@ use cubecl::prelude::*;
 /// `sorted`, of the sorted input (`torch.unique(sorted=True)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Runs {
+    /// Sort first: the runs of the sorted input are its unique values.
     pub sorted: bool,
+    /// Also return the run index of every element.
     pub inverse: bool,
+    /// Also return the length of each run.
     pub counts: bool,
 }
 
@@ -31,12 +34,14 @@ pub struct Runs {
 /// shape) with `op`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ReduceByKey {
+    /// The fold of each run's values.
     pub op: ScanOp,
 }
 
 /// Counts of the int keys equal to each `b < bins` (others ignored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Histogram {
+    /// Number of bins: keys in `[0, bins)` are counted.
     pub bins: usize,
 }
 
@@ -306,13 +311,33 @@ pub trait RunsExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     /// The first element of each run of equal consecutive elements, with their lengths and / or
     /// the run index of every element when asked (`torch.unique_consecutive(x,
     /// return_inverse, return_counts)`).
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error):
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a dtype cubeprim does not
+    /// take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_unique_consecutive_with(self, inverse: bool, counts: bool) -> UniqueOutput<B, D, K>;
     /// The sorted unique values, with their counts and / or the index of every element's value
     /// when asked (`torch.unique(x, sorted=True, return_inverse, return_counts)`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_consecutive_with`](Self::prim_unique_consecutive_with).
     fn prim_unique_with(self, inverse: bool, counts: bool) -> UniqueOutput<B, D, K>;
     /// Runs of equal consecutive keys (`self`) with the fold of their `values` (same shape)
     /// with `op`: `(key of each run, fold of its values)`. Values keep their dtype (f16 / bf16
     /// accumulate in f32).
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) for
+    /// `values` of another shape, [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a
+    /// dtype cubeprim does not take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_reduce_by_key<V: NumericKind<B>>(
         self,
         values: Tensor<B, D, V>,
@@ -320,27 +345,51 @@ pub trait RunsExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     ) -> (Tensor<B, 1, K>, Tensor<B, 1, V>);
 
     /// `torch.unique_consecutive(x)`.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_consecutive_with`](Self::prim_unique_consecutive_with).
     fn prim_unique_consecutive(self) -> Tensor<B, 1, K> {
         self.prim_unique_consecutive_with(false, false).values
     }
     /// `torch.unique_consecutive(x, return_counts=True)`.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_consecutive_with`](Self::prim_unique_consecutive_with).
     fn prim_unique_consecutive_with_counts(self) -> (Tensor<B, 1, K>, Tensor<B, 1, Int>) {
         self.prim_unique_consecutive_with(false, true).with_counts()
     }
     /// `torch.unique_consecutive(x, return_inverse=True)`.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_consecutive_with`](Self::prim_unique_consecutive_with).
     fn prim_unique_consecutive_with_inverse(self) -> (Tensor<B, 1, K>, Tensor<B, D, Int>) {
         self.prim_unique_consecutive_with(true, false)
             .with_inverse()
     }
     /// `torch.unique(x)` (sorted ascending; NaN last).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_with`](Self::prim_unique_with).
     fn prim_unique(self) -> Tensor<B, 1, K> {
         self.prim_unique_with(false, false).values
     }
     /// `torch.unique(x, return_counts=True)`.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_with`](Self::prim_unique_with).
     fn prim_unique_with_counts(self) -> (Tensor<B, 1, K>, Tensor<B, 1, Int>) {
         self.prim_unique_with(false, true).with_counts()
     }
     /// `torch.unique(x, return_inverse=True)`.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_unique_with`](Self::prim_unique_with).
     fn prim_unique_with_inverse(self) -> (Tensor<B, 1, K>, Tensor<B, D, Int>) {
         self.prim_unique_with(true, false).with_inverse()
     }
@@ -406,10 +455,22 @@ pub trait HistogramExt<B: PrimBackend, const D: usize>: Sized {
     /// How many keys equal each `b` in `0..bins`; keys outside are ignored
     /// (`torch.bincount(x, minlength=bins)[:bins]` of the keys in range). On the device, no
     /// host read.
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::Unsupported`](crate::Error::Unsupported) for keys
+    /// that are not an int tensor or more than 2^31 - 1 bins,
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for int keys other than i32,
+    /// u32, i64 or u64 (i32, u32 or i64 on `NdArray`).
     fn prim_histogram(self, bins: usize) -> Tensor<B, 1, Int>;
     /// `torch.bincount(x, minlength=minlength)`: `max(minlength, max(x) + 1)` bins. Reads the
     /// minimum and maximum back (one host read, a sync) to size the result; panics on a
     /// negative key, as PyTorch does.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_histogram`](Self::prim_histogram), and on a negative key (as PyTorch).
     fn prim_bincount(self, minlength: usize) -> Tensor<B, 1, Int>;
 }
 

@@ -7,12 +7,16 @@ use crate::{DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
 use ::burn::tensor::{AsIndex, Int, Tensor};
 use cubecl::prelude::*;
 
-/// A scan along `axis` ([`crate::scan`], or [`crate::scan_with_indices`] when `indexed`).
+/// A scan along `axis` ([`crate::scan()`], or [`crate::scan_with_indices`] when `indexed`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Scan {
+    /// The scanned axis (already resolved: non-negative).
     pub axis: usize,
+    /// The operator.
     pub op: ScanOp,
+    /// Exclusive / reverse and the algorithm.
     pub opts: ScanOptions,
+    /// Also return the index of each running max / min.
     pub indexed: bool,
 }
 
@@ -99,11 +103,25 @@ impl PrimOp for Scan {
 /// a product.
 pub trait ScanExt<B: PrimBackend, const D: usize>: Sized {
     /// Scan with `op` along `dim`; `opts` picks exclusive and / or reverse.
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::AxisOutOfRange`](crate::Error::AxisOutOfRange)
+    /// for a `dim` out of range, [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a
+    /// dtype cubeprim does not take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_scan(self, dim: impl AsIndex, op: ScanOp, opts: ScanOptions) -> Self;
 
     /// Running max / min with the index along `dim` of the element holding it (ties and NaN:
     /// the latest; `-1` in the first slot of an exclusive scan). Indices have the backend's int
     /// dtype.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan), and with
+    /// [`Error::Unsupported`](crate::Error::Unsupported) for [`ScanOp::Sum`] / [`ScanOp::Prod`]
+    /// (indices are defined for max and min only).
     fn prim_scan_with_indices(
         self,
         dim: impl AsIndex,
@@ -112,26 +130,50 @@ pub trait ScanExt<B: PrimBackend, const D: usize>: Sized {
     ) -> (Self, Tensor<B, D, Int>);
 
     /// Inclusive running sum (burn's `cumsum`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan).
     fn prim_cumsum(self, dim: impl AsIndex) -> Self {
         self.prim_scan(dim, ScanOp::Sum, ScanOptions::default())
     }
     /// Inclusive running product (burn's `cumprod`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan).
     fn prim_cumprod(self, dim: impl AsIndex) -> Self {
         self.prim_scan(dim, ScanOp::Prod, ScanOptions::default())
     }
     /// Inclusive running maximum (burn's `cummax`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan).
     fn prim_cummax(self, dim: impl AsIndex) -> Self {
         self.prim_scan(dim, ScanOp::Max, ScanOptions::default())
     }
     /// Inclusive running minimum (burn's `cummin`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan).
     fn prim_cummin(self, dim: impl AsIndex) -> Self {
         self.prim_scan(dim, ScanOp::Min, ScanOptions::default())
     }
     /// Running maximum and its indices (PyTorch's `torch.cummax`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan).
     fn prim_cummax_with_indices(self, dim: impl AsIndex) -> (Self, Tensor<B, D, Int>) {
         self.prim_scan_with_indices(dim, ScanOp::Max, ScanOptions::default())
     }
     /// Running minimum and its indices (PyTorch's `torch.cummin`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan).
     fn prim_cummin_with_indices(self, dim: impl AsIndex) -> (Self, Tensor<B, D, Int>) {
         self.prim_scan_with_indices(dim, ScanOp::Min, ScanOptions::default())
     }

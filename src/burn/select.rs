@@ -242,9 +242,21 @@ impl PrimOp for CountNonZero {
 pub trait SelectExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     /// The elements where `mask` (same shape) is `true`, in row-major order
     /// (`torch.masked_select(x, mask)`).
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) for
+    /// a mask of another shape, [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a
+    /// dtype cubeprim does not take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_masked_select(self, mask: Tensor<B, D, Bool>) -> Tensor<B, 1, K>;
     /// The elements whose flag (same shape, any kind: float, int or bool) is non-zero, in
     /// row-major order (`x[flags != 0]`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_masked_select`](Self::prim_masked_select).
     fn prim_select<F: PrimKind<B>>(self, flags: Tensor<B, D, F>) -> Tensor<B, 1, K>;
 }
 
@@ -265,13 +277,29 @@ pub trait NonZeroExt<B: PrimBackend, const D: usize>: Sized {
     /// The indices of the non-zero (`true`) elements, one row of `D` per element in row-major
     /// order: `[count, D]` (`torch.nonzero(x)`, `torch.argwhere(x)`, burn's bool `argwhere`).
     /// Reads the count back (one host read, a sync); the indices are one pass on the device.
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error):
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a dtype cubeprim does not
+    /// take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_nonzero(self) -> Tensor<B, 2, Int>;
     /// Same as [`NonZeroExt::prim_nonzero`] (`torch.argwhere`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_nonzero`](Self::prim_nonzero).
     fn prim_argwhere(self) -> Tensor<B, 2, Int> {
         self.prim_nonzero()
     }
     /// How many elements are non-zero, as a `[1]` int tensor left on the device (no host read;
     /// `torch.count_nonzero(x)`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_nonzero`](Self::prim_nonzero).
     fn prim_count_nonzero(self) -> Tensor<B, 1, Int>;
 }
 

@@ -18,28 +18,36 @@ use rayon::prelude::*;
 /// Which outputs a [`Sort`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SortOutputs {
+    /// The sorted values only (`sort`).
     Values,
+    /// The sorting permutation only (`argsort`).
     Indices,
+    /// Values, then indices (`sort_with_indices`).
     Both,
 }
 
 /// A stable sort along the last axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Sort {
+    /// Largest first (equal keys still keep their order).
     pub descending: bool,
+    /// What the op returns.
     pub outputs: SortOutputs,
 }
 
 /// The `k` largest (or smallest) along the last axis with their positions, best first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TopK {
+    /// How many to keep per row (at most the row length).
     pub k: usize,
+    /// The largest (`true`) or the smallest.
     pub largest: bool,
 }
 
 /// Insertion positions of queries in rows sorted ascending (`torch.searchsorted`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SearchSorted {
+    /// Which insertion point among equal keys.
     pub side: Side,
 }
 
@@ -293,26 +301,76 @@ impl PrimOp for SearchSorted {
 /// dtype. Invalid arguments panic, as burn's methods do.
 pub trait SortExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     /// Sorted along `dim`, ascending (burn's `sort`).
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::AxisOutOfRange`](crate::Error::AxisOutOfRange)
+    /// for a `dim` out of range, [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a
+    /// dtype cubeprim does not take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_sort(self, dim: impl AsIndex) -> Self;
     /// Sorted along `dim`, descending (burn's `sort_descending`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_sort`](Self::prim_sort).
     fn prim_sort_descending(self, dim: impl AsIndex) -> Self;
     /// Sorted values and where each came from (burn's `sort_with_indices`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_sort`](Self::prim_sort).
     fn prim_sort_with_indices(self, dim: impl AsIndex) -> (Self, Tensor<B, D, Int>);
     /// Descending, with indices (burn's `sort_descending_with_indices`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_sort`](Self::prim_sort).
     fn prim_sort_descending_with_indices(self, dim: impl AsIndex) -> (Self, Tensor<B, D, Int>);
     /// The stable sorting permutation along `dim` (burn's `argsort`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_sort`](Self::prim_sort).
     fn prim_argsort(self, dim: impl AsIndex) -> Tensor<B, D, Int>;
     /// The stable descending permutation (burn's `argsort_descending`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_sort`](Self::prim_sort).
     fn prim_argsort_descending(self, dim: impl AsIndex) -> Tensor<B, D, Int>;
     /// The `k` largest along `dim`, largest first (burn's `topk`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_sort`](Self::prim_sort), and with
+    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for `k` past the length of `dim`.
     fn prim_topk(self, k: usize, dim: impl AsIndex) -> Self;
     /// The `k` largest with their indices (burn's `topk_with_indices`); ties: earlier first.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_topk`](Self::prim_topk).
     fn prim_topk_with_indices(self, k: usize, dim: impl AsIndex) -> (Self, Tensor<B, D, Int>);
     /// The `k` smallest with their indices, smallest first (`torch.topk(largest=False)`).
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_topk`](Self::prim_topk).
     fn prim_bottomk_with_indices(self, k: usize, dim: impl AsIndex) -> (Self, Tensor<B, D, Int>);
     /// For each of `values`, its insertion position in `self`, sorted ascending along its
     /// last axis (`torch.searchsorted(self, values, side=..)`). `self` is 1-D (shared by all
     /// values) or has `values`' leading shape.
+    ///
+    /// # Panics
+    ///
+    /// Before anything is queued (burn's convention for invalid arguments), with the message of a
+    /// cubeprim [`Error`](crate::Error): [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) for
+    /// `values` whose leading shape is not `self`'s,
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for `values` of another dtype or
+    /// a dtype cubeprim does not take, and, on a device, where the op cannot run there (for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for bf16 on Vulkan).
     fn prim_searchsorted<const D2: usize>(
         self,
         values: Tensor<B, D2, K>,

@@ -2,7 +2,7 @@
 //! own compilers (cubecl-cpp) without a device.
 //!
 //! [`scan_rows_definition`] repeats what `#[cube(launch_unchecked)]` generates for
-//! `CubeKernel::define` of [`scan_rows`] (cubecl-macros 0.10), minus the client: register the
+//! `CubeKernel::define` of [`scan_rows()`] (cubecl-macros 0.10), minus the client: register the
 //! generic types, declare the parameters in order, expand the body, build. When the kernel's
 //! parameters change, this must follow (tests/codegen.rs checks the same definition against
 //! the macro's own where a device exists).
@@ -222,7 +222,7 @@ pub fn scan_rows_info(launch: &ScanLaunch, input_len: usize, total: usize) -> Ve
     ib.finish(AddressType::U32).data
 }
 
-/// A variant of the one-cube row sort ([`radix_sort_rows`]) as the candle adapter launches
+/// A variant of the one-cube row sort ([`radix_sort_rows()`]) as the candle adapter launches
 /// it: u32 indices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RowSortVariant {

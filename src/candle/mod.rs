@@ -80,12 +80,16 @@
 #[cfg(feature = "candle-cuda")]
 mod bridge;
 mod cpu;
+// Internal: public for the tests.
 #[cfg(feature = "candle-cuda")]
+#[doc(hidden)]
 pub mod cuda;
 #[cfg(feature = "candle-cuda")]
 mod cuda_sort;
 #[cfg(all(test, feature = "wgpu"))]
 mod device_tests;
+// Internal: public for the tests.
+#[doc(hidden)]
 pub mod kernels;
 #[cfg(all(feature = "candle-metal", target_os = "macos"))]
 mod metal;
@@ -102,8 +106,10 @@ mod sort;
 ))]
 mod staged;
 
+#[doc(hidden)]
 pub use crate::scan::DeviceLimits;
 pub use crate::{ReduceOp, Side};
+#[doc(hidden)]
 pub use plan::ScanLaunch;
 pub use reduce::ReduceExt;
 pub use runs::RunsExt;

@@ -8,6 +8,7 @@ use crate::{DType, Error, Result};
 use cubeprim_kernels::device::ScanMode;
 
 /// One scan launch: the plan (fields reachable through `Deref`) and its arguments.
+#[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct ScanLaunch {
     pub plan: ScanPlan,

@@ -15,20 +15,44 @@ use cubecl::prelude::*;
 /// dimension is 0 / 1; a max or min over one is an error. No gradient.
 pub trait ReduceExt {
     /// The fold of `dim` with any operator.
+    ///
+    /// # Errors
+    ///
+    /// candle's `DimOutOfRange` for a dimension past the rank, `Msg` for a max / min over an empty
+    /// dimension; otherwise candle's `DeviceMismatchBinaryOp` for tensors on different devices,
+    /// `UnsupportedDTypeForOp` for a dtype the op does not take, an error of candle's for a device
+    /// without the adapter's path (`Msg`). On a GPU device, a cubeprim [`Error`](crate::Error) the
+    /// device path returns, wrapped in candle's `Error::Wrapped`.
     fn reduce<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor>;
     /// Sum (candle's `sum(dim)`, `torch.sum(t, dim)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
     fn reduce_sum<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.reduce(dim, ReduceOp::Sum)
     }
     /// Product (`torch.prod(t, dim)`; candle has none).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
     fn reduce_prod<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.reduce(dim, ReduceOp::Prod)
     }
     /// Maximum, NaN if any is (candle's `max(dim)`, `torch.amax(t, dim)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
     fn reduce_max<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.reduce(dim, ReduceOp::Max)
     }
     /// Minimum, NaN if any is (candle's `min(dim)`, `torch.amin(t, dim)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
     fn reduce_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.reduce(dim, ReduceOp::Min)
     }

@@ -17,19 +17,43 @@ use rayon::prelude::*;
 pub trait RunsExt {
     /// The first value of each run of equal consecutive values, and the run lengths
     /// (`torch.unique_consecutive(t, return_counts=True)`).
+    ///
+    /// # Errors
+    ///
+    /// candle's `DeviceMismatchBinaryOp` for tensors on different devices, `UnsupportedDTypeForOp`
+    /// for a dtype the op does not take, an error of candle's for a device without the adapter's
+    /// path (`Msg`). On a GPU device, a cubeprim [`Error`](crate::Error) the device path returns,
+    /// wrapped in candle's `Error::Wrapped`.
     fn unique_consecutive(&self) -> Result<(Tensor, Tensor)>;
     /// [`unique_consecutive`](Self::unique_consecutive) and, for every element (`self`'s
     /// shape), the index of its run (`return_inverse=True`).
+    ///
+    /// # Errors
+    ///
+    /// As [`unique_consecutive`](Self::unique_consecutive).
     fn unique_consecutive_with_inverse(&self) -> Result<(Tensor, Tensor, Tensor)>;
     /// The sorted distinct values and how often each occurs
     /// (`torch.unique(t, sorted=True, return_counts=True)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`unique_consecutive`](Self::unique_consecutive).
     fn unique(&self) -> Result<(Tensor, Tensor)>;
     /// [`unique`](Self::unique) and, for every element (`self`'s shape), the index of its
     /// value (`return_inverse=True`).
+    ///
+    /// # Errors
+    ///
+    /// As [`unique_consecutive`](Self::unique_consecutive).
     fn unique_with_inverse(&self) -> Result<(Tensor, Tensor, Tensor)>;
     /// `out[b]` = how many elements equal `b`, for `b < bins`; values outside `[0, bins)` are
     /// not counted (`torch.bincount(t, minlength=bins)[:bins]` of the values in range). Integer
     /// tensors (u8, u32, i16, i32, i64); u32 counts.
+    ///
+    /// # Errors
+    ///
+    /// candle's `UnsupportedDTypeForOp` for keys that are not integers; otherwise as
+    /// [`unique_consecutive`](Self::unique_consecutive).
     fn histogram(&self, bins: usize) -> Result<Tensor>;
     /// Segmented reduction over the runs of `self` (the keys): the first key of each run of
     /// equal consecutive keys, and the fold of the run's `values` (same shape as `self`,
@@ -37,6 +61,11 @@ pub trait RunsExt {
     /// different dtypes; the values keep theirs (f16 / bf16 accumulate in f32, integers wrap,
     /// max / min propagate NaN). (`torch_scatter.segment_*_coo` over the run indices; no
     /// PyTorch built-in.)
+    ///
+    /// # Errors
+    ///
+    /// candle's `ShapeMismatchBinaryOp` for `values` of another shape; otherwise as
+    /// [`unique_consecutive`](Self::unique_consecutive).
     fn reduce_by_key(&self, values: &Tensor, op: ReduceOp) -> Result<(Tensor, Tensor)>;
 }
 

@@ -13,9 +13,24 @@ use std::sync::Mutex;
 /// slot of an exclusive scan).
 pub trait ScanExt {
     /// Scan along `dim` with any operator and options (exclusive, reverse).
+    ///
+    /// # Errors
+    ///
+    /// candle's `DimOutOfRange` for a dimension past the rank, `UnsupportedDTypeForOp` for a
+    /// dtype the scans do not take (see the [module docs](crate::candle)), candle's error for a
+    /// device without the adapter's path. On a GPU device, a cubeprim [`Error`](crate::Error)
+    /// of the device path, wrapped in candle's `Error::Wrapped`: for example
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for a dtype the device lacks,
+    /// or [`Error::Unsupported`](crate::Error::Unsupported) for
+    /// [`ScanAlgorithm::ReduceThenScan`](crate::ScanAlgorithm::ReduceThenScan).
     fn scan<D: Dim>(&self, dim: D, op: ScanOp, opts: ScanOptions) -> Result<Tensor>;
     /// Running max / min along `dim` and the index of the element holding it (ties and NaN
     /// pick the later index, as `torch.cummax`).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan), and a wrapped [`Error::Unsupported`](crate::Error::Unsupported) for
+    /// [`ScanOp::Sum`] / [`ScanOp::Prod`] (indices are defined for max and min only).
     fn scan_with_indices<D: Dim>(
         &self,
         dim: D,
@@ -24,31 +39,59 @@ pub trait ScanExt {
     ) -> Result<(Tensor, Tensor)>;
 
     /// Inclusive running sum (`torch.cumsum`; candle's `cumsum`, which is O(n²)).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan).
     fn scan_sum<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.scan(dim, ScanOp::Sum, ScanOptions::default())
     }
     /// Exclusive running sum: element `i` is the sum of the elements before it (offsets
     /// from counts).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan).
     fn exclusive_scan_sum<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.scan(dim, ScanOp::Sum, ScanOptions::default().exclusive())
     }
     /// Inclusive running product (`torch.cumprod`).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan).
     fn scan_prod<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.scan(dim, ScanOp::Prod, ScanOptions::default())
     }
     /// Inclusive running maximum (`torch.cummax(..).values`).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan).
     fn scan_max<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.scan(dim, ScanOp::Max, ScanOptions::default())
     }
     /// Inclusive running minimum (`torch.cummin(..).values`).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan).
     fn scan_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.scan(dim, ScanOp::Min, ScanOptions::default())
     }
     /// `torch.cummax`: running maximum and its index.
+    ///
+    /// # Errors
+    ///
+    /// As [`scan_with_indices`](Self::scan_with_indices).
     fn scan_max_with_indices<D: Dim>(&self, dim: D) -> Result<(Tensor, Tensor)> {
         self.scan_with_indices(dim, ScanOp::Max, ScanOptions::default())
     }
     /// `torch.cummin`: running minimum and its index.
+    ///
+    /// # Errors
+    ///
+    /// As [`scan_with_indices`](Self::scan_with_indices).
     fn scan_min_with_indices<D: Dim>(&self, dim: D) -> Result<(Tensor, Tensor)> {
         self.scan_with_indices(dim, ScanOp::Min, ScanOptions::default())
     }

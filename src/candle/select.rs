@@ -18,18 +18,38 @@ pub trait SelectExt {
     /// The elements of `self` where `mask` is set, in row-major order, 1-D
     /// (`torch.masked_select`). `mask` has any dtype (candle's comparisons give u8) and
     /// broadcasts to `self`'s shape.
+    ///
+    /// # Errors
+    ///
+    /// candle's error for a mask that does not broadcast to `self`'s shape; otherwise candle's
+    /// `DeviceMismatchBinaryOp` for tensors on different devices, `UnsupportedDTypeForOp` for a
+    /// dtype the op does not take, an error of candle's for a device without the adapter's path
+    /// (`Msg`). On a GPU device, a cubeprim [`Error`](crate::Error) the device path returns,
+    /// wrapped in candle's `Error::Wrapped`.
     fn masked_select(&self, mask: &Tensor) -> Result<Tensor>;
     /// The row-major indices of the set elements, `[count, rank]` i64 (`torch.nonzero`).
+    ///
+    /// # Errors
+    ///
+    /// As [`masked_select`](Self::masked_select).
     fn nonzero(&self) -> Result<Tensor>;
     /// Stable partition: the elements of `self` (row-major) where `mask` is set, then the
     /// others, each in order, as one 1-D tensor of all the elements; and the number selected,
     /// a u32 tensor of shape `[1]` on `self`'s device (`torch.cat([t[m], t[~m]])`). `mask` as
     /// in [`masked_select`](Self::masked_select). The output's length is every element, so
     /// nothing is read back: on a GPU the count stays on the device.
+    ///
+    /// # Errors
+    ///
+    /// As [`masked_select`](Self::masked_select).
     fn partition(&self, mask: &Tensor) -> Result<(Tensor, Tensor)>;
     /// The number of set elements of the whole tensor, a u32 tensor of shape `[1]` on
     /// `self`'s device (`torch.count_nonzero(t)`, there an i64 scalar). Sized in advance, so
     /// nothing is read back: on a GPU the count stays on the device.
+    ///
+    /// # Errors
+    ///
+    /// As [`masked_select`](Self::masked_select).
     fn count_nonzero(&self) -> Result<Tensor>;
 }
 

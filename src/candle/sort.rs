@@ -18,30 +18,72 @@ use cubecl::prelude::*;
 pub trait SortExt {
     /// Sorted values and their original positions (candle's `sort_last_dim`, stable and for
     /// rows of any length; `torch.sort(stable=True)`).
+    ///
+    /// # Errors
+    ///
+    /// candle's `UnexpectedNumberOfDims` for a 0-d tensor; otherwise candle's
+    /// `DeviceMismatchBinaryOp` for tensors on different devices, `UnsupportedDTypeForOp` for a
+    /// dtype the op does not take, an error of candle's for a device without the adapter's path
+    /// (`Msg`). On a GPU device, a cubeprim [`Error`](crate::Error) the device path returns,
+    /// wrapped in candle's `Error::Wrapped`.
     fn sort_stable(&self, asc: bool) -> Result<(Tensor, Tensor)>;
     /// Sorted values only.
+    ///
+    /// # Errors
+    ///
+    /// As [`sort_stable`](Self::sort_stable).
     fn sort_stable_values(&self, asc: bool) -> Result<Tensor>;
     /// The positions that sort each row (candle's `arg_sort_last_dim`, stable and for rows of
     /// any length; `torch.argsort(stable=True)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`sort_stable`](Self::sort_stable).
     fn arg_sort_stable(&self, asc: bool) -> Result<Tensor>;
     /// The `k` largest of each row, largest first, and their positions; ties keep the earlier
     /// position first (`torch.topk(k)`).
+    ///
+    /// # Errors
+    ///
+    /// candle's `Msg` for `k` past the last dimension; otherwise as
+    /// [`sort_stable`](Self::sort_stable).
     fn top_k(&self, k: usize) -> Result<(Tensor, Tensor)>;
     /// The `k` smallest of each row, smallest first (`torch.topk(k, largest=False)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`top_k`](Self::top_k).
     fn bottom_k(&self, k: usize) -> Result<(Tensor, Tensor)>;
     /// For each of `values`, where inserting it keeps its row of `self` (sorted ascending
     /// along the last dimension) sorted (`torch.searchsorted(self, values, side=..)`): `self`
     /// is 1-D (shared by every value, `values` of any shape) or `[.., n]` with `values`
     /// `[.., m]` of the same leading dimensions. u32, `values`' shape.
+    ///
+    /// # Errors
+    ///
+    /// candle's `ShapeMismatchBinaryOp` for shapes that do not pair up as above,
+    /// `DTypeMismatchBinaryOp` for `values` of another dtype; otherwise as
+    /// [`sort_stable`](Self::sort_stable).
     fn search_sorted(&self, values: &Tensor, side: Side) -> Result<Tensor>;
     /// The keys (`self`) sorted, stably, and `values` (the keys' shape, any dtype) moved with
     /// them: (sorted keys, permuted values) (`torch.sort(stable=True)` then `gather` of the
     /// values by the indices; CUB's `SortPairs`).
+    ///
+    /// # Errors
+    ///
+    /// candle's `ShapeMismatchBinaryOp` for `values` of another shape; otherwise as
+    /// [`sort_stable`](Self::sort_stable).
     fn sort_pairs(&self, values: &Tensor, asc: bool) -> Result<(Tensor, Tensor)>;
     /// For each element of `self` (any shape), the index of its bucket among the sorted 1-D
     /// `boundaries` (`torch.bucketize(self, boundaries, right=..)`): with `right == false`,
     /// `i` such that `boundaries[i-1] < x <= boundaries[i]` (searchsorted side left), with
     /// `right == true`, `boundaries[i-1] <= x < boundaries[i]`. u32, `self`'s shape.
+    ///
+    /// # Errors
+    ///
+    /// candle's `UnexpectedNumberOfDims` for `boundaries` that are not 1-D,
+    /// `DTypeMismatchBinaryOp` for `boundaries` of another dtype; otherwise as
+    /// [`sort_stable`](Self::sort_stable).
     fn bucketize(&self, boundaries: &Tensor, right: bool) -> Result<Tensor>;
 }
 

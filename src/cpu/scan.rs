@@ -3,11 +3,18 @@ use half::{bf16, f16};
 
 /// An element the CPU scan handles, with the type it accumulates in.
 pub trait ScanElement: Element {
+    /// The accumulator type (f32 for f16 / bf16, the type itself otherwise).
     type Acc: Copy + PartialOrd;
+    /// Widens an element to the accumulator.
     fn to_acc(x: Self) -> Self::Acc;
+    /// Rounds an accumulator back to the element type.
     fn from_acc(a: Self::Acc) -> Self;
+    /// `a ⊕ b` for `op`, `a` the earlier operand (integer sums and products wrap; max / min
+    /// as [`take_second`] picks).
     fn combine(op: ScanOp, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The identity of `op`: 0, 1, the lowest value (max) or the highest (min).
     fn identity(op: ScanOp) -> Self::Acc;
+    /// Whether `a` is a float NaN (always false for integers).
     fn is_nan(a: Self::Acc) -> bool;
 }
 

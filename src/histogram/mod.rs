@@ -46,6 +46,18 @@ fn shared_bins<R: Runtime>(client: &ComputeClient<R>, bins: usize) -> Option<usi
 /// Counts the keys of `keys` (`u32`, `i32`, `u64` or `i64`, contiguous; the first `len` of
 /// them) equal to
 /// each `b < bins` into `out` (`u32`, contiguous, at least `bins` elements; overwritten).
+/// Keys outside `[0, bins)` are not counted. No scratch and no host sync; with a device
+/// [`Len`], only the keys before `count[0]` are counted.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for keys of another type, an output that is not `u32` or a device
+/// count that is not `u32`; [`Error::Unsupported`] for more than 2^31 - 1 bins, about 2^32 keys or
+/// more, or a tensor that is not contiguous; [`Error::LengthMismatch`] for a capacity of `len` past
+/// the keys; [`Error::OutputTooSmall`] for an output of fewer than `bins` elements;
+/// [`Error::Aliased`] for an output that shares memory with the keys or the count; the argument
+/// checks of every call ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
+/// [`Error::InvalidArgument`]; see [`Error`]).
 pub fn histogram_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
     keys: &'a DeviceTensor<R>,
@@ -152,7 +164,14 @@ pub fn histogram_into<'a, R: Runtime>(
     Ok(())
 }
 
-/// [`histogram_into`] into a fresh `u32[bins]`.
+/// `torch.bincount(keys, minlength=bins)` restricted to `bins` bins: how many of the first
+/// `len` keys (`u32`, `i32`, `u64` or `i64`, contiguous) equal each `b < bins`, in a fresh
+/// `u32[bins]`; keys outside `[0, bins)`, negative ones too, are not counted. No host sync.
+/// See [`reduce_by_key`](crate::reduce_by_key) for an example.
+///
+/// # Errors
+///
+/// As [`histogram_into`].
 pub fn histogram<'a, R: Runtime>(
     client: &ComputeClient<R>,
     keys: &'a DeviceTensor<R>,

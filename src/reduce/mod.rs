@@ -2,7 +2,7 @@
 //! The result stays on the device.
 //!
 //! Each pass reduces groups of tiles of every row
-//! ([`cubeprim_kernels::device::reduce::reduce_rows`]: coalesced loads, one fold per unit over
+//! ([`cubeprim_kernels::device::reduce::reduce_rows()`]: coalesced loads, one fold per unit over
 //! the group's tiles, one cube-wide scan) and writes one value per group; the passes repeat over
 //! those values (in the accumulator type: f32 for f16 / bf16) until one value per row is left,
 //! cast back to the input dtype. The order is fixed, so float results are the same on every
@@ -99,7 +99,15 @@ fn temp_layout(plans: &[(ScanPlan, u32)], acc: DType) -> (usize, usize) {
     (a, b)
 }
 
-/// Bytes of [`Workspace`] [`reduce`] needs for this shape (`axis: None`: the whole tensor).
+/// Bytes of [`Workspace`] [`reduce`] needs for this shape (`axis: None`: the whole tensor): the
+/// size to give [`Workspace::with_capacity`] so that reductions of this shape allocate no
+/// scratch.
+///
+/// # Errors
+///
+/// [`Error::AxisOutOfRange`] for an axis past the rank, [`Error::TooLarge`] for a shape of more
+/// than [`MAX_ELEMENTS`](crate::MAX_ELEMENTS) elements, [`Error::Unsupported`] where no tile
+/// fits the device.
 pub fn reduce_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -265,7 +273,17 @@ fn check_empty_selection(op: ScanOp, n: usize) -> Result<()> {
 }
 
 /// Reduces `input` along `axis` (the axis is removed from the shape), or the whole tensor with
-/// `axis: None` (a 0-d result), into `out` (contiguous, the input's dtype).
+/// `axis: None` (a 0-d result), into `out` (contiguous, the input's dtype). Any layout of
+/// `input` is read in place. With a reused [`Workspace`], this call allocates nothing (but a
+/// whole-tensor reduction of a non-contiguous N-d view allocates one partial result).
+///
+/// # Errors
+///
+/// As [`reduce`], and: [`Error::ShapeMismatch`] for an output whose shape is not the input's
+/// without `axis`, [`Error::OutputTooSmall`] for a whole-tensor reduction into an output of no
+/// element, [`Error::UnsupportedDType`] for an output of another dtype, [`Error::Unsupported`]
+/// for a non-contiguous output, [`Error::Aliased`] for an output that shares memory with the
+/// input.
 pub fn reduce_into<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,
@@ -359,7 +377,45 @@ pub fn reduce_into<R: Runtime>(
     }
 }
 
-/// [`reduce_into`] with a fresh output.
+/// The sum, product, maximum or minimum (`op`) of `input` along `axis` (the axis is removed
+/// from the shape: `torch.sum(x, dim)` / `prod` / `amax` / `amin`), or of every element with
+/// `axis: None` (a 0-d result). The result is a new contiguous tensor of the input's dtype;
+/// f16 / bf16 accumulate in f32, integer sums and products wrap, max / min propagate NaN. The
+/// result stays on the device.
+///
+/// # Errors
+///
+/// [`Error::AxisOutOfRange`] for an axis past the rank; [`Error::UnsupportedDType`] for a dtype the
+/// runtime lacks ([`supports_dtype`](crate::supports_dtype)); [`Error::Unsupported`] for a max /
+/// min of no elements (it has no value); the argument checks of every call
+/// ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
+/// [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `workspace`.
+///
+/// # Example
+///
+/// ```
+/// use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+/// use cubecl::Runtime;
+/// use cubeprim::{DeviceTensor, ReduceOp, Workspace};
+///
+/// let client = WgpuRuntime::client(&WgpuDevice::default());
+/// let data = [1.0f32, 5., 2., 4., 3., 6.];
+/// let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &data, &[2, 3])?;
+/// let mut ws = Workspace::new();
+///
+/// let rows = cubeprim::reduce(&client, &x, Some(1), ReduceOp::Max, &mut ws)?; // amax(x, 1)
+/// assert_eq!(rows.shape, [2]);
+/// assert_eq!(rows.to_vec::<f32>(&client), [5., 6.]);
+///
+/// let total = cubeprim::reduce(&client, &x, None, ReduceOp::Sum, &mut ws)?; // 0-d
+/// assert_eq!(total.to_vec::<f32>(&client), [21.]);
+///
+/// // Any view is read in place: the sum of each column of the transpose's rows.
+/// let cols = cubeprim::reduce(&client, &x.transpose(0, 1)?, Some(1), ReduceOp::Sum, &mut ws)?;
+/// assert_eq!(cols.to_vec::<f32>(&client), [5., 8., 8.]);
+/// # Ok::<(), cubeprim::Error>(())
+/// ```
 pub fn reduce<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,
@@ -387,6 +443,17 @@ pub fn reduce<R: Runtime>(
 /// of the input's dtype). With a device count (`Len::Device`), tiles past the count read
 /// nothing and no host read happens. An empty sum is 0, an empty product 1, and an empty max /
 /// min the lowest / highest value (-inf / +inf for floats).
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for a dtype the runtime lacks, for an output of another dtype or for
+/// a device count that is not `u32`; [`Error::Unsupported`] for a non-contiguous input or output
+/// (or a device count not at the start of its buffer); [`Error::LengthMismatch`] for a capacity
+/// past the input's elements or a device count of more than one element; [`Error::OutputTooSmall`]
+/// for an output of no element; [`Error::Aliased`] for an output that shares memory with the input
+/// or the count; the argument checks of every call ([`Error::ShapeMismatch`], [`Error::TooLarge`],
+/// [`Error::OutOfBounds`], [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `workspace`.
 pub fn reduce_len_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
     input: &'a DeviceTensor<R>,

@@ -26,7 +26,13 @@ use cubeprim_kernels::ops::{Add, Max, Min, Mul};
 use std::sync::OnceLock;
 
 /// Bytes of [`Workspace`] a run-length pass over up to `capacity` keys needs (`values`: the
-/// value dtype of reduce_by_key; `None` for unique_consecutive).
+/// value dtype of reduce_by_key; `None` for unique_consecutive): the size to give
+/// [`Workspace::with_capacity`] so that such passes allocate no scratch.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] for a capacity past [`MAX_ELEMENTS`](crate::MAX_ELEMENTS),
+/// [`Error::Unsupported`] where no tile fits the device.
 pub fn runs_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     capacity: usize,
@@ -423,7 +429,21 @@ impl Launch<'_> {
 
 /// Runs of equal consecutive keys → `(unique key, fold of the run's values with op)` into the
 /// front of `out_keys` / `out_values` (values in their own dtype; f16 / bf16 accumulate in
-/// f32); `count[0]` = number of runs. Outputs need room for the capacity of `len`.
+/// f32); `count[0]` = number of runs. Outputs need room for the capacity of `len`. One
+/// single-pass kernel; no host sync, and with a reused [`Workspace`] no allocation.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for keys or values the runtime lacks, for an output of another dtype
+/// than its input (counts and inverse: [`index_dtype`](crate::index_dtype)), or for a count that is
+/// not `u32`; [`Error::Unsupported`] for a tensor that is not contiguous (or a device count not at
+/// the start of its buffer); [`Error::LengthMismatch`] for values of another length than the keys,
+/// a capacity of `len` past the keys, or a device count of more than one element;
+/// [`Error::OutputTooSmall`] for an output with room for fewer than the capacity;
+/// [`Error::Aliased`] for an output that shares memory with an input or another output; the
+/// argument checks of every call ([`Error::ShapeMismatch`], [`Error::TooLarge`],
+/// [`Error::OutOfBounds`], [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `workspace`.
 #[allow(clippy::too_many_arguments)]
 pub fn reduce_by_key_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
@@ -452,8 +472,46 @@ pub fn reduce_by_key_into<'a, R: Runtime>(
     )
 }
 
-/// [`reduce_by_key_into`] with fresh outputs sized for the capacity: `(keys, values, count)`.
-/// No host sync.
+/// Segmented reduction over runs of equal consecutive keys (CUB's `ReduceByKey`): the first
+/// key of each run and the fold of its values with `op`, for the first `len` keys. Returns
+/// `(keys, values, count)`: fresh outputs sized for the capacity of `len`, whose first
+/// `count[0]` elements are the runs, and the run count left on the device (no host sync).
+/// NaN keys are each their own run; `-0.0` and `+0.0` are one key.
+///
+/// # Errors
+///
+/// As [`reduce_by_key_into`].
+///
+/// # Example
+///
+/// The run-length family: reduce-by-key, unique-consecutive and a histogram.
+///
+/// ```
+/// use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+/// use cubecl::Runtime;
+/// use cubeprim::{DeviceTensor, ReduceOp, Workspace};
+///
+/// let client = WgpuRuntime::client(&WgpuDevice::default());
+/// let keys = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[7u32, 7, 2, 2, 2, 7], &[6])?;
+/// let data = [1.0f32, 2., 3., 4., 5., 6.];
+/// let vals = DeviceTensor::<WgpuRuntime>::from_slice(&client, &data, &[6])?;
+/// let mut ws = Workspace::new();
+///
+/// // Sum of the values of each run of equal keys; the run count stays on the device.
+/// let (k, v, count) = cubeprim::reduce_by_key(&client, &keys, &vals, 6, ReduceOp::Sum, &mut ws)?;
+/// let runs = cubeprim::read_count(&client, &count);
+/// assert_eq!(&k.to_vec::<u32>(&client)[..runs], [7, 2, 7]);
+/// assert_eq!(&v.to_vec::<f32>(&client)[..runs], [3., 12., 6.]);
+///
+/// // torch.unique_consecutive, sized by one count read.
+/// let u = cubeprim::unique_consecutive_sized(&client, &keys, false, false, &mut ws)?;
+/// assert_eq!(u.values.to_vec::<u32>(&client), [7, 2, 7]);
+///
+/// // torch.bincount(keys, minlength=8): on the device, no host read.
+/// let hist = cubeprim::histogram(&client, &keys, 8, 6, &mut ws)?;
+/// assert_eq!(hist.to_vec::<u32>(&client), [0, 0, 3, 0, 0, 0, 0, 3]);
+/// # Ok::<(), cubeprim::Error>(())
+/// ```
 pub fn reduce_by_key<'a, R: Runtime>(
     client: &ComputeClient<R>,
     keys: &'a DeviceTensor<R>,
@@ -496,8 +554,15 @@ pub struct UniqueConsecutive<R: Runtime> {
     pub count: DeviceTensor<R>,
 }
 
-/// `torch.unique_consecutive` on the device: outputs sized for the capacity of `len`, the run
-/// count left on the device (no host sync).
+/// `torch.unique_consecutive` on the device: the first key of each run of equal consecutive
+/// keys among the first `len`, with the run lengths (`return_counts`) and the run index of
+/// every key (`return_inverse`), in outputs sized for the capacity of `len`; the run count is
+/// left on the device in [`UniqueConsecutive::count`] (no host sync). See [`reduce_by_key`]
+/// for an example.
+///
+/// # Errors
+///
+/// As [`reduce_by_key_into`].
 pub fn unique_consecutive<'a, R: Runtime>(
     client: &ComputeClient<R>,
     keys: &'a DeviceTensor<R>,
@@ -538,7 +603,11 @@ pub fn unique_consecutive<'a, R: Runtime>(
 
 /// [`unique_consecutive`] of a whole tensor (flattened), with `values` and `counts` cut to the
 /// number of runs: reads the count back once (the one sync it does). `inverse` keeps the
-/// input's shape.
+/// input's shape. The keys must be contiguous.
+///
+/// # Errors
+///
+/// As [`reduce_by_key_into`].
 pub fn unique_consecutive_sized<R: Runtime>(
     client: &ComputeClient<R>,
     keys: &DeviceTensor<R>,

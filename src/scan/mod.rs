@@ -1,7 +1,7 @@
 //! Scans along any axis: the host side of the scan family.
 //!
 //! One engine ([`cubeprim_kernels::device::scan_rows`]) serves every operator, direction and
-//! dtype. [`plan`] picks the algorithm from the shape:
+//! dtype. The plan picks the algorithm from the shape:
 //! - rows that fit one tile (`256 × 4` vectors, i.e. 4096 f32) get one cube per row;
 //! - longer rows and 1-D arrays are cut into tiles scanned in a single pass with decoupled
 //!   look-back ([`ScanAlgorithm::DecoupledLookback`]), whose fallback makes it safe on runtimes
@@ -23,6 +23,8 @@ use cubecl::prelude::*;
 #[doc(hidden)]
 pub use cubeprim_kernels::device::lookback::STALL_PREFIXES;
 pub use launch::supports_dtype;
+/// The scan's planning internals, public for the tests and benchmarks.
+#[doc(hidden)]
 pub use plan::{tile_len, DeviceLimits, ScanPlan, LONG_TILE, SPINS, SPINS_CUDA, WINDOWS};
 
 /// The scan operators.
@@ -70,13 +72,17 @@ pub struct ScanOptions {
     pub exclusive: bool,
     /// Scan from the end of the axis towards its start.
     pub reverse: bool,
+    /// How long rows are scanned ([`ScanAlgorithm::Auto`] unless a benchmark picks one).
     pub algorithm: ScanAlgorithm,
+    /// Whether the cube-wide scan uses plane (subgroup) operations.
     pub plane_ops: PlaneOps,
     /// Overrides of the tile shape and look-back constants, for benchmarks and tests.
+    #[doc(hidden)]
     pub tuning: Option<ScanTuning>,
 }
 
 /// Tile shape and look-back constants (normally chosen by the plan).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScanTuning {
     /// Units per cube of long-row tiles (a multiple of the plane width, at most 1024).
@@ -137,22 +143,29 @@ impl ScanTuning {
 }
 
 impl ScanOptions {
+    /// An exclusive scan: element `i` gets the combination of the elements before it, the
+    /// first one the operator's identity (or index `-1` with indices).
     pub fn exclusive(mut self) -> Self {
         self.exclusive = true;
         self
     }
+    /// A reverse scan: from the end of the axis towards its start.
     pub fn reverse(mut self) -> Self {
         self.reverse = true;
         self
     }
+    /// Forces an algorithm for long rows (benchmarks; the plan's choice is the default).
     pub fn algorithm(mut self, a: ScanAlgorithm) -> Self {
         self.algorithm = a;
         self
     }
+    /// Overrides the plan's tile shape and look-back constants (benchmarks and tests).
+    #[doc(hidden)]
     pub fn tuning(mut self, t: ScanTuning) -> Self {
         self.tuning = Some(t);
         self
     }
+    /// Whether the cube-wide scan uses plane (subgroup) operations.
     pub fn plane_ops(mut self, p: PlaneOps) -> Self {
         self.plane_ops = p;
         self
@@ -168,7 +181,16 @@ pub(crate) fn resolve_axis(axis: isize, rank: usize) -> Result<usize> {
     Ok(a as usize)
 }
 
-/// Bytes of [`Workspace`] a scan of this shape needs (0 when it needs none).
+/// Bytes of [`Workspace`] a scan of this shape needs (0 when it needs none): the size to give
+/// [`Workspace::with_capacity`] so that [`scan`] / [`scan_into`] of tensors of this shape,
+/// dtype and options allocate nothing.
+///
+/// # Errors
+///
+/// [`Error::AxisOutOfRange`] for an axis past the rank, [`Error::TooLarge`] for a shape of more
+/// than [`MAX_ELEMENTS`](crate::MAX_ELEMENTS) elements, [`Error::Unsupported`] for options the
+/// device cannot run (a tuning that does not fit it, indices with
+/// [`ScanAlgorithm::ReduceThenScan`]).
 pub fn scan_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -184,7 +206,49 @@ pub fn scan_workspace_bytes<R: Runtime>(
     Ok(plan.state_bytes)
 }
 
-/// Scan of `input` along `axis` (negative counts from the end). Returns a contiguous tensor.
+/// Scan of `input` along `axis` (negative counts from the end) with `op`: element `i` of each
+/// row combines the elements up to and including `i` (before `i` with
+/// [`ScanOptions::exclusive`], from the end of the axis with [`ScanOptions::reverse`]). Any
+/// layout of `input` is read in place; the result is a new contiguous tensor of the input's
+/// shape and dtype. f16 / bf16 accumulate in f32, integer sums and products wrap, max / min
+/// propagate NaN. The combine order depends only on the shape, dtype, options and device, so
+/// results are reproducible run to run.
+///
+/// # Errors
+///
+/// [`Error::AxisOutOfRange`] for an axis past the rank; [`Error::UnsupportedDType`] for a dtype the
+/// runtime lacks ([`supports_dtype`]; bytes are never scanned); [`Error::Unsupported`] for options
+/// the device cannot run; the argument checks of every call ([`Error::ShapeMismatch`],
+/// [`Error::TooLarge`], [`Error::OutOfBounds`], [`Error::InvalidArgument`]; see [`Error`]);
+/// [`Error::BufferTooLarge`], [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from
+/// `workspace`.
+///
+/// # Example
+///
+/// ```
+/// use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+/// use cubecl::Runtime;
+/// use cubeprim::{DType, DeviceTensor, ScanOp, ScanOptions, Workspace};
+///
+/// let client = WgpuRuntime::client(&WgpuDevice::default());
+/// let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[3i32, 1, 4, 1, 5, 9], &[2, 3])?;
+/// let mut ws = Workspace::new(); // grows once, then reused by every call
+///
+/// // Exclusive running sums of each row: where each element's segment starts.
+/// let opts = ScanOptions::default().exclusive();
+/// let starts = cubeprim::scan(&client, &x, -1, ScanOp::Sum, opts, &mut ws)?;
+/// assert_eq!(starts.to_vec::<i32>(&client), [0, 3, 4, 0, 1, 6]);
+///
+/// // Running maximum down each column, and the row that holds it (`torch.cummax`).
+/// let opts = ScanOptions::default();
+/// let (max, at) = cubeprim::scan_with_indices(&client, &x, 0, ScanOp::Max, opts, &mut ws)?;
+/// assert_eq!(max.to_vec::<i32>(&client), [3, 1, 4, 3, 5, 9]);
+/// if at.dtype == DType::I64 {
+///     // i64 where the runtime has 64-bit integers (`cubeprim::index_dtype`), else i32
+///     assert_eq!(at.to_vec::<i64>(&client), [0, 0, 0, 0, 1, 1]);
+/// }
+/// # Ok::<(), cubeprim::Error>(())
+/// ```
 pub fn scan<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,
@@ -199,6 +263,13 @@ pub fn scan<R: Runtime>(
 /// [`scan`] into caller-provided contiguous outputs (`output`: the input's shape and dtype;
 /// `indices`: with [`ScanOp::Max`] / [`ScanOp::Min`] only, the index dtype of
 /// [`scan_with_indices`]). With a reused [`Workspace`], this call allocates nothing.
+///
+/// # Errors
+///
+/// As [`scan`], and: [`Error::ShapeMismatch`] for an output of another shape,
+/// [`Error::UnsupportedDType`] for an output of another dtype, [`Error::Unsupported`] for a
+/// non-contiguous output or for indices with [`ScanOp::Sum`] / [`ScanOp::Prod`],
+/// [`Error::Aliased`] for an output that shares memory with the input or the other output.
 #[allow(clippy::too_many_arguments)]
 pub fn scan_into<R: Runtime>(
     client: &ComputeClient<R>,
@@ -218,6 +289,13 @@ pub fn scan_into<R: Runtime>(
 /// nothing is read back: the launch is sized for `len.capacity()` and the tiles past the count
 /// do nothing. `input` and `output` (and `indices`) hold at least `len.capacity()` elements;
 /// outputs past the length are left untouched.
+///
+/// # Errors
+///
+/// As [`scan_into`], and: [`Error::Unsupported`] for a tensor that is not 1-D (or a device
+/// count not at the start of its buffer); [`Error::LengthMismatch`] for a capacity past the
+/// elements of `input`, `output` or `indices`, or a device count of more than one element;
+/// [`Error::UnsupportedDType`] for a device count that is not `u32`.
 #[allow(clippy::too_many_arguments)]
 pub fn scan_len_into<R: Runtime>(
     client: &ComputeClient<R>,
@@ -277,7 +355,14 @@ pub fn index_dtype<R: Runtime>(client: &ComputeClient<R>) -> DType {
 
 /// Running max / min with the index (along `axis`) of the element holding it, as PyTorch's
 /// `cummax` / `cummin` (ties and NaN pick the latest index). Indices are i64 where the runtime
-/// has 64-bit integers, else i32; `-1` marks "no element" (first slot of an exclusive scan).
+/// has 64-bit integers, else i32 ([`index_dtype`]); `-1` marks "no element" (first slot of an
+/// exclusive scan). Both results are new contiguous tensors of the input's shape. See [`scan`]
+/// for an example.
+///
+/// # Errors
+///
+/// As [`scan`], and [`Error::Unsupported`] for [`ScanOp::Sum`] / [`ScanOp::Prod`] (indices are
+/// defined for max and min only) or with [`ScanAlgorithm::ReduceThenScan`].
 pub fn scan_with_indices<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,
@@ -303,19 +388,46 @@ macro_rules! shorthand {
     };
 }
 shorthand!(
-    /// Inclusive running sum along `axis` (allocates its scratch).
+    /// Inclusive running sum along `axis` (`torch.cumsum`): [`scan`] with [`ScanOp::Sum`] and
+    /// a fresh [`Workspace`] (allocated for this call; pass your own to [`scan`] when calling
+    /// it repeatedly).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`].
     cumsum, Sum);
 shorthand!(
-    /// Inclusive running product along `axis`.
+    /// Inclusive running product along `axis` (`torch.cumprod`): [`scan`] with
+    /// [`ScanOp::Prod`] and a fresh [`Workspace`].
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`].
     cumprod, Prod);
 shorthand!(
-    /// Inclusive running maximum along `axis`.
+    /// Inclusive running maximum along `axis` (`torch.cummax(..).values`; NaN propagates):
+    /// [`scan`] with [`ScanOp::Max`] and a fresh [`Workspace`].
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`].
     cummax, Max);
 shorthand!(
-    /// Inclusive running minimum along `axis`.
+    /// Inclusive running minimum along `axis` (`torch.cummin(..).values`; NaN propagates):
+    /// [`scan`] with [`ScanOp::Min`] and a fresh [`Workspace`].
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`].
     cummin, Min);
 
-/// `cummax` with indices (PyTorch's `torch.cummax`).
+/// Running maximum along `axis` and the index of the element holding it (`torch.cummax`; ties
+/// and NaN pick the later index): [`scan_with_indices`] with [`ScanOp::Max`] and a fresh
+/// [`Workspace`].
+///
+/// # Errors
+///
+/// As [`scan`].
 pub fn cummax_with_indices<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,
@@ -331,7 +443,13 @@ pub fn cummax_with_indices<R: Runtime>(
     )
 }
 
-/// `cummin` with indices (PyTorch's `torch.cummin`).
+/// Running minimum along `axis` and the index of the element holding it (`torch.cummin`; ties
+/// and NaN pick the later index): [`scan_with_indices`] with [`ScanOp::Min`] and a fresh
+/// [`Workspace`].
+///
+/// # Errors
+///
+/// As [`scan`].
 pub fn cummin_with_indices<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,

@@ -13,6 +13,7 @@ use cubeprim_kernels::device::ScanMode;
 /// f32 cumsum, staged, same call): 192 x 16 0.607 ms, 256 x 12 0.628, 128 x 24 0.663,
 /// 128 x 32 0.747; earlier calls: 256 x 16 0.622, 384 x 8 0.648, 768 x 8 0.642, 512 x 8 0.711
 /// (BENCHMARKS.md).
+#[doc(hidden)]
 pub const LONG_TILE: (u32, u32) = (192, 16);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
 const SHORT_TILES: [(u32, u32); 7] = [
@@ -27,16 +28,20 @@ const SHORT_TILES: [(u32, u32); 7] = [
 /// Predecessors read per look-back round.
 const WINDOW: u32 = 32;
 /// Plane-wide windows the plane look-back may walk over before waiting for a prefix.
+#[doc(hidden)]
 pub const WINDOWS: u32 = 8;
 /// Look-back rounds a cube waits for a silent predecessor before reducing its tile itself.
+#[doc(hidden)]
 pub const SPINS: u32 = 16;
 /// [`SPINS`] on CUDA, whose resident cubes all make progress: a longer wait seldom ends in a
 /// redundant fallback reduction (H200, 1-D 2^28 f32, tile 256 x 8 staged: 0.715 ms with 16
 /// rounds, 0.696 ms with 256; BENCHMARKS.md).
+#[doc(hidden)]
 pub const SPINS_CUDA: u32 = 256;
 
 /// What the planner needs to know of a device: read from a cubecl client, or given for a
 /// device without one (candle's).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceLimits {
     /// Plane (warp / SIMD-group) width; the widest where it varies.
@@ -94,6 +99,7 @@ pub enum Route {
 }
 
 /// Everything a scan launch needs, derived from shape, strides and options.
+#[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct ScanPlan {
     pub rows: usize,
@@ -126,6 +132,7 @@ pub struct ScanPlan {
 }
 
 /// Elements in one tile of a long-row scan of `dtype` (vectorised by `vec`).
+#[doc(hidden)]
 pub fn tile_len(vec: usize) -> usize {
     (LONG_TILE.0 * LONG_TILE.1) as usize * vec
 }

@@ -1,7 +1,7 @@
 //! Stream compaction: select (with or without a value buffer), partition, masked_select,
 //! nonzero / argwhere and the count of set flags.
 //!
-//! One single-pass kernel ([`cubeprim_kernels::device::select::compact`]): each tile counts its
+//! One single-pass kernel ([`cubeprim_kernels::device::select::compact()`]): each tile counts its
 //! set flags, learns the count before it by decoupled look-back (with the fallback rule: a cube
 //! that waits too long counts the silent tile itself, so no forward-progress guarantee is
 //! needed) and scatters its selected elements in the same launch. A flag is set when it is
@@ -35,13 +35,20 @@ pub fn read_count<R: Runtime>(client: &ComputeClient<R>, count: &DeviceTensor<R>
     count.to_vec::<u32>(client)[0] as usize
 }
 
-/// A fresh `u32[1]` device count.
+/// A new, uninitialised `u32[1]` device count, for the `*_into` ops to write their count to.
 pub fn new_count<R: Runtime>(client: &ComputeClient<R>) -> DeviceTensor<R> {
     DeviceTensor::empty(client, &[1], DType::U32)
 }
 
 /// Bytes of [`Workspace`] a compaction of up to `capacity` elements needs (select, partition,
-/// nonzero and count alike; `data` is the widest moved dtype).
+/// nonzero and count alike; `data` is the widest moved dtype): the size to give
+/// [`Workspace::with_capacity`] so that compactions of up to `capacity` elements allocate no
+/// scratch.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] for a capacity past [`MAX_ELEMENTS`](crate::MAX_ELEMENTS),
+/// [`Error::Unsupported`] where no tile fits the device.
 pub fn select_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     capacity: usize,
@@ -261,7 +268,22 @@ fn check_data_output<R: Runtime>(
 }
 
 /// Writes `data[i]` for every set `flags[i]` (`i < len`), in order, to the front of `out`;
-/// `count[0]` receives how many. `out` needs room for the capacity of `len`.
+/// `count[0]` receives how many. `out` needs room for the capacity of `len`. A flag is set when
+/// it is non-zero (NaN is set, `-0.0` is not); flags may be bytes ([`DType::U8`]). One
+/// single-pass kernel; no host sync, and with a reused [`Workspace`] no allocation.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for data the runtime lacks (flags may also be [`DType::U8`]), for an
+/// output of another dtype than its input, or for a count that is not `u32`; [`Error::Unsupported`]
+/// for a tensor that is not contiguous (or a device count not at the start of its buffer);
+/// [`Error::LengthMismatch`] for a capacity of `len` past the elements of an input, or a device
+/// count of more than one element; [`Error::OutputTooSmall`] for an output with room for fewer than
+/// the capacity (a count needs one element); [`Error::Aliased`] for an output that shares memory
+/// with an input or another output; the argument checks of every call ([`Error::ShapeMismatch`],
+/// [`Error::TooLarge`], [`Error::OutOfBounds`], [`Error::InvalidArgument`]; see [`Error`]);
+/// [`Error::BufferTooLarge`], [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from
+/// `workspace`.
 #[allow(clippy::too_many_arguments)]
 pub fn select_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
@@ -293,7 +315,11 @@ pub fn select_into<'a, R: Runtime>(
     )
 }
 
-/// [`select_into`] of a key-value pair: both buffers selected by the same flags.
+/// [`select_into`] of a key-value pair: both buffers selected by the same flags, in one pass.
+///
+/// # Errors
+///
+/// As [`select_into`], for both pairs of buffers.
 #[allow(clippy::too_many_arguments)]
 pub fn select_pairs_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
@@ -329,7 +355,44 @@ pub fn select_pairs_into<'a, R: Runtime>(
 }
 
 /// [`select_into`] with fresh outputs: `(out, count)`, `out` sized for the capacity (its first
-/// `count[0]` elements are the selection). No host sync.
+/// `count[0]` elements are the selection). No host sync: the count stays on the device, where a
+/// following op can take it as its length ([`Len::Device`]); [`read_count`] reads it.
+///
+/// # Errors
+///
+/// As [`select_into`].
+///
+/// # Example
+///
+/// ```
+/// use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+/// use cubecl::Runtime;
+/// use cubeprim::{DType, DeviceTensor, Len, ScanOp, ScanOptions, Workspace};
+///
+/// let client = WgpuRuntime::client(&WgpuDevice::default());
+/// let data = [5.0f32, -1., 0., 7., -3., 2.];
+/// let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &data, &[2, 3])?;
+/// let mask = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1u8, 0, 0, 1, 0, 1], &[2, 3])?;
+/// let mut ws = Workspace::new();
+///
+/// // Selected elements to the front, their count left on the device: no host sync ...
+/// let (kept, count) = cubeprim::select(&client, &x, &mask, 6, &mut ws)?;
+/// // ... so the next op takes the count as its length (here a running sum of the selection).
+/// let sums = DeviceTensor::empty(&client, &[6], DType::F32);
+/// let len = Len::Device { count: &count, capacity: 6 };
+/// let opts = ScanOptions::default();
+/// cubeprim::scan_len_into(&client, &kept, &sums, None, len, ScanOp::Sum, opts, &mut ws)?;
+/// let n = cubeprim::read_count(&client, &count); // the one host read
+/// assert_eq!(n, 3);
+/// assert_eq!(&sums.to_vec::<f32>(&client)[..n], [5., 12., 14.]);
+///
+/// // torch.masked_select and torch.nonzero read the count themselves to size their result.
+/// let sel = cubeprim::masked_select(&client, &x, &mask, &mut ws)?;
+/// assert_eq!(sel.to_vec::<f32>(&client), [5., 7., 2.]);
+/// let idx = cubeprim::nonzero(&client, &x, &mut ws)?; // [count, rank]
+/// assert_eq!(idx.shape, [5, 2]);
+/// # Ok::<(), cubeprim::Error>(())
+/// ```
 pub fn select<'a, R: Runtime>(
     client: &ComputeClient<R>,
     data: &'a DeviceTensor<R>,
@@ -345,7 +408,12 @@ pub fn select<'a, R: Runtime>(
     Ok((out, count))
 }
 
-/// [`select_pairs_into`] with fresh outputs: `(keys, values, count)`.
+/// [`select_pairs_into`] with fresh outputs: `(keys, values, count)`, the outputs sized for the
+/// capacity of `len` (their first `count[0]` elements are the selection). No host sync.
+///
+/// # Errors
+///
+/// As [`select_into`].
 pub fn select_pairs<'a, R: Runtime>(
     client: &ComputeClient<R>,
     keys: &'a DeviceTensor<R>,
@@ -365,7 +433,12 @@ pub fn select_pairs<'a, R: Runtime>(
     Ok((ok, ov, count))
 }
 
-/// Writes into `count[0]` how many of the first `len` flags are set (non-zero).
+/// Writes into `count[0]` how many of the first `len` flags are set (non-zero;
+/// `torch.count_nonzero`). The count stays on the device: no host sync.
+///
+/// # Errors
+///
+/// As [`select_into`].
 pub fn count_nonzero_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
     flags: &'a DeviceTensor<R>,
@@ -393,7 +466,12 @@ pub fn count_nonzero_into<'a, R: Runtime>(
 }
 
 /// Stable partition: the selected elements first (in order), then the others (in order);
-/// `count[0]` = number selected. Two launches: the count, then the single-pass scatter.
+/// `count[0]` = number selected. Two launches: the count, then the single-pass scatter. `out`
+/// needs room for the capacity of `len`, all of which it receives.
+///
+/// # Errors
+///
+/// As [`select_into`].
 #[allow(clippy::too_many_arguments)]
 pub fn partition_into<'a, R: Runtime>(
     client: &ComputeClient<R>,
@@ -436,7 +514,13 @@ pub fn partition_into<'a, R: Runtime>(
     )
 }
 
-/// [`partition_into`] with fresh outputs: `(out, count)`.
+/// [`partition_into`] with fresh outputs: `(out, count)`: every one of the first `len`
+/// elements, the selected ones first (`torch.cat([x[m], x[~m]])`, stable), and the number
+/// selected, left on the device. No host sync.
+///
+/// # Errors
+///
+/// As [`select_into`].
 pub fn partition<'a, R: Runtime>(
     client: &ComputeClient<R>,
     data: &'a DeviceTensor<R>,
@@ -480,7 +564,12 @@ pub fn nonzero_index_dtype<R: Runtime>(client: &ComputeClient<R>) -> DType {
 
 /// The N-d indices (row-major order) of the non-zero elements of `x`, written as rows of
 /// `rank` to `out` (`[x.num_elements(), rank]` or more, [`nonzero_index_dtype`]); `count[0]` =
-/// how many rows. No host sync.
+/// how many rows. No host sync. `x` may be any dtype the runtime has, or bytes.
+///
+/// # Errors
+///
+/// As [`select_into`], and [`Error::TooLarge`] where `[x.num_elements(), rank]` exceeds
+/// [`MAX_ELEMENTS`](crate::MAX_ELEMENTS).
 pub fn nonzero_into<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -515,7 +604,12 @@ pub fn nonzero_into<R: Runtime>(
 
 /// `torch.nonzero` / `argwhere`: a `[count, rank]` tensor of the indices of the non-zero
 /// elements (row-major order). Reads the count back once (the one sync it does) to size the
-/// result, which is a view of a buffer sized for every element.
+/// result, which is a view of a buffer sized for every element. Indices are
+/// [`nonzero_index_dtype`]. See [`select()`] for an example.
+///
+/// # Errors
+///
+/// As [`nonzero_into`].
 pub fn nonzero<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -531,7 +625,13 @@ pub fn nonzero<R: Runtime>(
 }
 
 /// `torch.masked_select`: the elements of `data` where `mask` is non-zero (same shape), as a
-/// 1-D tensor of the count's length. Reads the count back once (the one sync it does).
+/// 1-D tensor of the count's length, in row-major order. The mask may be bytes (bool) or any
+/// dtype (non-zero is set). Reads the count back once (the one sync it does). See [`select()`]
+/// for an example.
+///
+/// # Errors
+///
+/// [`Error::ShapeMismatch`] for a mask of another shape; otherwise as [`select_into`].
 pub fn masked_select<R: Runtime>(
     client: &ComputeClient<R>,
     data: &DeviceTensor<R>,

@@ -2,11 +2,11 @@
 //!
 //! One LSD radix-sort engine (8-bit digits, stable) serves every key type — u32, i32, f32,
 //! f16, bf16, and u64, i64, f64 where the runtime has them — through order-preserving bit
-//! transforms (see [`cubeprim_kernels::ops::radix_digit`]): NaN sorts last in ascending order
+//! transforms (see [`cubeprim_kernels::ops::radix_digit()`]): NaN sorts last in ascending order
 //! (first in descending order, as PyTorch and NumPy do), and `-0.0` and `+0.0` are equal keys
 //! (their input order kept, their bits written out unchanged), as in PyTorch.
 //! Every sort is along the last axis of an N-d (possibly strided) tensor; a 1-D tensor is one
-//! row. [`plan`] picks the route from the shape:
+//! row. The plan picks the route from the shape:
 //! - rows that fit one tile (up to `threads × items` keys, sized to the device's shared memory)
 //!   are sorted inside one cube each, all rows in one launch;
 //! - longer rows go through device-wide passes, one per digit: tile digit histograms → an
@@ -26,6 +26,38 @@
 //! only those `k`; longer rows (or [`TopKMethod::Sort`]) sort each row descending (ascending
 //! for the smallest) and keep the first `k`. Both give the same result. Searchsorted is a
 //! bounded binary search per query.
+//!
+//! # Example
+//!
+//! The sort family: [`sort()`], [`argsort`], [`top_k`] and [`searchsorted`].
+//!
+//! ```
+//! use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+//! use cubecl::Runtime;
+//! use cubeprim::{DeviceTensor, IndexType, Side, SortOptions, Workspace};
+//!
+//! let client = WgpuRuntime::client(&WgpuDevice::default());
+//! let data = [0.5f32, -2., 3., 0.5, 1., -7.];
+//! let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &data, &[2, 3])?;
+//! let mut ws = Workspace::new();
+//!
+//! let s = cubeprim::sort(&client, &x, SortOptions::default().descending(), &mut ws)?; // each row
+//! assert_eq!(s.to_vec::<f32>(&client), [3., 0.5, -2., 1., 0.5, -7.]);
+//!
+//! let i = cubeprim::argsort(&client, &x, IndexType::U32, SortOptions::default(), &mut ws)?;
+//! assert_eq!(i.to_vec::<u32>(&client), [1, 0, 2, 2, 0, 1]);
+//!
+//! let (v, at) = cubeprim::top_k(&client, &x, 1, true, IndexType::U32, &mut ws)?; // torch.topk
+//! assert_eq!((v.to_vec::<f32>(&client), at.to_vec::<u32>(&client)), (vec![3., 1.], vec![2, 1]));
+//!
+//! let edges = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[0.0f32, 1., 2.], &[3])?;
+//! let b = cubeprim::searchsorted(&client, &edges, &x, Side::Right, IndexType::U32)?;
+//! assert_eq!(b.to_vec::<u32>(&client), [1, 0, 3, 1, 2, 0]);
+//! # Ok::<(), cubeprim::Error>(())
+//! ```
+
+// The family's example stands here, not on `sort`: CI skips test names with `sort::` in the
+// main test run (the suite's sort tests run in their own process), `sort::sort (line ..)` too.
 
 mod launch;
 mod plan;
@@ -37,6 +69,8 @@ use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use launch::{with_key, KeysIn, SortBuffers};
 pub(crate) use plan::ValueKind;
+/// The sort's planning internals, public for the tests and benchmarks.
+#[doc(hidden)]
 pub use plan::{OnesweepPlan, Route, SelectPlan, SortPlan};
 
 /// How [`top_k_with`] finds the `k` best keys of each row.
@@ -63,6 +97,7 @@ pub enum IndexType {
 }
 
 impl IndexType {
+    /// The [`DType`] of these indices.
     pub fn dtype(self) -> DType {
         match self {
             IndexType::U32 => DType::U32,
@@ -93,6 +128,7 @@ impl Payload {
 }
 
 /// Tile shape of the device-wide passes (normally chosen by the plan).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SortTuning {
     /// Units per cube (a multiple of the plane width, at most 1024).
@@ -117,16 +153,22 @@ pub struct SortOptions {
     /// `+0.0`'s key; CUB flips every bit after making `-0.0` `+0.0`); of a signed integer, its bits
     /// with the sign bit flipped; NaN's is all ones.
     pub end_bit: Option<u32>,
+    /// Whether tiles are ranked with plane (subgroup) ballots or with shared-memory scans.
     pub plane_ops: PlaneOps,
+    /// Overrides of the tile shape of the device-wide passes, for benchmarks and tests.
+    #[doc(hidden)]
     pub tuning: Option<SortTuning>,
     /// How rows longer than one cube are sorted.
     pub algorithm: SortAlgorithm,
     /// Whether the scatter kernels of full tiles are built per digit, its shift, width and
     /// direction constants (`None`: the plan's choice, on CUDA only; see
-    /// [`SortPlan::const_digits`]).
+    /// `SortPlan::const_digits`).
+    #[doc(hidden)]
     pub const_digits: Option<bool>,
     /// Whether a device-wide argsort of 4-byte keys moves each key and its index as one u64
-    /// word (`None`: wherever it applies; see [`SortPlan::packed`]).
+    /// word (`None`: wherever it applies: an argsort without the sorted keys, of 4-byte keys
+    /// in rows longer than one cube, sorted by histogram → scan → scatter, on a runtime with
+    /// 64-bit integers).
     pub pack_indices: Option<bool>,
 }
 
@@ -146,31 +188,41 @@ pub enum SortAlgorithm {
 }
 
 impl SortOptions {
+    /// Picks how rows longer than one cube are sorted.
     pub fn algorithm(mut self, a: SortAlgorithm) -> Self {
         self.algorithm = a;
         self
     }
+    /// Largest first (NaN first); equal keys still keep their input order.
     pub fn descending(mut self) -> Self {
         self.descending = true;
         self
     }
+    /// Sorts by the ordered-key bits `begin_bit..end_bit` only (see [`SortOptions::end_bit`]).
     pub fn bits(mut self, begin_bit: u32, end_bit: u32) -> Self {
         self.begin_bit = begin_bit;
         self.end_bit = Some(end_bit);
         self
     }
+    /// Whether tiles are ranked with plane (subgroup) ballots.
     pub fn plane_ops(mut self, p: PlaneOps) -> Self {
         self.plane_ops = p;
         self
     }
+    /// Overrides the plan's tile shape (benchmarks and tests).
+    #[doc(hidden)]
     pub fn tuning(mut self, t: SortTuning) -> Self {
         self.tuning = Some(t);
         self
     }
+    /// Forces the per-digit scatter kernels on or off (benchmarks and tests).
+    #[doc(hidden)]
     pub fn const_digits(mut self, on: bool) -> Self {
         self.const_digits = Some(on);
         self
     }
+    /// Turns the packed argsort (key and index moved as one u64 word) on or off where it
+    /// applies; on by default.
     pub fn pack_indices(mut self, on: bool) -> Self {
         self.pack_indices = Some(on);
         self
@@ -187,7 +239,14 @@ fn rows_of(shape: &[usize]) -> Result<(usize, usize)> {
 
 /// Workspace bytes of a sort of a tensor of `shape` (along its last axis) with `payload`;
 /// `len_on_device`: the length will be a [`Len::Device`] count (1-D only). With indices, enough
-/// for both an argsort and a sort with indices (their plans differ: [`SortPlan::packed`]).
+/// for both an argsort and a sort with indices (their plans differ: an argsort of 4-byte keys
+/// may pack each key with its index, see [`SortOptions::pack_indices`]). The size to give
+/// [`Workspace::with_capacity`] so that such sorts allocate no scratch.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] for a shape past [`MAX_ELEMENTS`](crate::MAX_ELEMENTS);
+/// [`Error::Unsupported`] for a bit range past the key or a tile the device cannot run.
 pub fn sort_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -213,6 +272,7 @@ pub fn sort_workspace_bytes<R: Runtime>(
 /// The plan of a sort of a tensor of `shape` that writes the sorted keys (arguments as
 /// [`sort_workspace_bytes`]): route, tile and ranking (`cfg.plane_ops`: ranked by plane
 /// ballots), for tests and benchmarks.
+#[doc(hidden)]
 pub fn sort_plan<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -236,6 +296,7 @@ pub fn sort_plan<R: Runtime>(
 }
 
 /// The plan of an argsort (indices only) of a tensor of `shape`, as [`sort_plan`].
+#[doc(hidden)]
 pub fn argsort_plan<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -442,7 +503,25 @@ fn sort_impl<R: Runtime>(
     launch::run(client, &plan, keys.dtype, payload.kind(), &b, ws)
 }
 
-/// Sorts `x` along its last axis (stable). Returns a contiguous tensor.
+/// Sorts `x` along its last axis, stably (equal keys keep their order), ascending or with
+/// [`SortOptions::descending`]; a 1-D tensor is one row. Returns a new contiguous tensor. Any
+/// layout is read in place. Floats sort NaN last (first descending) and `-0.0` equal to
+/// `+0.0`, as `torch.sort(stable=True)`. Rows that fit one cube are sorted inside it, longer
+/// ones by an LSD radix sort over the device.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for a key, value or index dtype the runtime lacks (bytes are never
+/// keys); [`Error::Unsupported`] for a bit range past the key or a tile the device cannot run;
+/// [`Error::ShapeMismatch`] for a 0-d tensor; the argument checks of every call
+/// ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
+/// [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `ws`.
+///
+/// # Example
+///
+/// The family's example is in the [module docs](mod@crate::sort) (sort, argsort, top-k and
+/// searchsorted).
 pub fn sort<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -488,7 +567,17 @@ fn last<R: Runtime>(x: &DeviceTensor<R>) -> usize {
 }
 
 /// Sorts `x` along its last axis and returns the sorted values with the position each came
-/// from (`torch.sort(stable=True)`).
+/// from (`torch.sort(stable=True)`), as `index` (u32 or i64). See [`sort`] for the order and the
+/// [module docs](mod@crate::sort) for an example.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for a key, value or index dtype the runtime lacks (bytes are never
+/// keys); [`Error::Unsupported`] for a bit range past the key or a tile the device cannot run;
+/// [`Error::ShapeMismatch`] for a 0-d tensor; the argument checks of every call
+/// ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
+/// [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `ws`.
 pub fn sort_with_indices<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -511,7 +600,18 @@ pub fn sort_with_indices<R: Runtime>(
     Ok((out, idx))
 }
 
-/// The stable sorting permutation of `x` along its last axis (`torch.argsort(stable=True)`).
+/// The stable sorting permutation of `x` along its last axis (`torch.argsort(stable=True)`),
+/// as `index` (u32 or i64): for each output position, the position of the key that goes there.
+/// See [`sort`] for the order and the [module docs](mod@crate::sort) for an example.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for a key, value or index dtype the runtime lacks (bytes are never
+/// keys); [`Error::Unsupported`] for a bit range past the key or a tile the device cannot run;
+/// [`Error::ShapeMismatch`] for a 0-d tensor; the argument checks of every call
+/// ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
+/// [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `ws`.
 pub fn argsort<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -530,6 +630,14 @@ pub fn argsort<R: Runtime>(
 /// leading elements to sort (a host number or a device-resident count with a capacity);
 /// otherwise the row length. Allocates nothing with a [`Workspace`] sized by
 /// [`sort_workspace_bytes`].
+///
+/// # Errors
+///
+/// As [`sort`], and: [`Error::Unsupported`] when neither output is given, for a device count
+/// with an N-d `x` or a non-contiguous output; [`Error::UnsupportedDType`] for indices that
+/// are not u32 / i64 or an output of another dtype than `x`; [`Error::ShapeMismatch`] for an
+/// output of another shape; [`Error::LengthMismatch`] for a capacity of `len` past the row;
+/// [`Error::Aliased`] for an output that shares memory with `x`, the count or the other output.
 #[allow(clippy::too_many_arguments)]
 pub fn sort_into<R: Runtime>(
     client: &ComputeClient<R>,
@@ -561,8 +669,14 @@ pub fn sort_into<R: Runtime>(
     sort_impl(client, x, None, out, indices, payload, len, None, opts, ws)
 }
 
-/// Sorts `(key, value)` pairs by key along the last axis, stably. `values` must be
-/// contiguous, with the keys' shape.
+/// Sorts `(key, value)` pairs by key along the last axis, stably: returns the sorted keys and
+/// the values moved with them (CUB's `SortPairs`). `values` (any dtype the runtime has) must
+/// be contiguous, with the keys' shape. See [`sort`] for the order.
+///
+/// # Errors
+///
+/// As [`sort`], and: [`Error::ShapeMismatch`] for values of another shape,
+/// [`Error::Unsupported`] for non-contiguous values.
 pub fn sort_pairs<R: Runtime>(
     client: &ComputeClient<R>,
     keys: &DeviceTensor<R>,
@@ -588,6 +702,10 @@ pub fn sort_pairs<R: Runtime>(
 }
 
 /// [`sort_pairs`] into caller-provided outputs, with a length as in [`sort_into`].
+///
+/// # Errors
+///
+/// As [`sort_pairs`] and [`sort_into`].
 #[allow(clippy::too_many_arguments)]
 pub fn sort_pairs_into<R: Runtime>(
     client: &ComputeClient<R>,
@@ -613,7 +731,12 @@ pub fn sort_pairs_into<R: Runtime>(
     )
 }
 
-/// Workspace bytes of [`top_k`] on a tensor of `shape`.
+/// Workspace bytes of [`top_k`] on a tensor of `shape`: the size to give
+/// [`Workspace::with_capacity`] so that such top-k calls allocate no scratch.
+///
+/// # Errors
+///
+/// As [`sort_workspace_bytes`].
 pub fn top_k_workspace_bytes<R: Runtime>(
     client: &ComputeClient<R>,
     shape: &[usize],
@@ -632,7 +755,13 @@ pub fn top_k_workspace_bytes<R: Runtime>(
 
 /// The `k` largest (`largest`) or smallest values along the last axis with their positions,
 /// best first (`torch.topk(sorted=True)`); equal values keep the earlier position first, NaN
-/// counts as the largest value.
+/// counts as the largest value. Rows that fit one cube are selected by radix selection
+/// (only the `k` kept keys are sorted), longer ones sorted. The [module docs](mod@crate::sort)
+/// have an example.
+///
+/// # Errors
+///
+/// [`Error::LengthMismatch`] for `k` past the row length; otherwise as [`sort`].
 pub fn top_k<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -648,7 +777,13 @@ pub fn top_k<R: Runtime>(
     Ok((values, indices))
 }
 
-/// [`top_k`] into caller-provided contiguous outputs of shape `[.., k]`.
+/// [`top_k`] into caller-provided contiguous outputs of shape `[.., k]` (`indices` u32 or i64).
+///
+/// # Errors
+///
+/// As [`top_k`], and: [`Error::ShapeMismatch`] or [`Error::UnsupportedDType`] for an output of
+/// another shape or dtype, [`Error::Unsupported`] for a non-contiguous output,
+/// [`Error::Aliased`] for an output that shares memory with `x` or the other output.
 pub fn top_k_into<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -662,6 +797,11 @@ pub fn top_k_into<R: Runtime>(
 }
 
 /// [`top_k`] by the given method (both give the same result).
+///
+/// # Errors
+///
+/// As [`top_k`], and [`Error::Unsupported`] for [`TopKMethod::Select`] on rows that do not fit
+/// one cube.
 pub fn top_k_with<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -679,6 +819,10 @@ pub fn top_k_with<R: Runtime>(
 }
 
 /// [`top_k_into`] by the given method.
+///
+/// # Errors
+///
+/// As [`top_k_into`] and [`top_k_with`].
 #[allow(clippy::too_many_arguments)]
 pub fn top_k_into_with<R: Runtime>(
     client: &ComputeClient<R>,
@@ -785,7 +929,16 @@ pub enum Side {
 /// sort order above: NaN last) where inserting it keeps the row sorted
 /// (`torch.searchsorted`). `sorted` is 1-D (shared by every query, `queries` of any shape) or
 /// `[.., n]` with `queries` `[.., m]` of the same leading shape. Both contiguous, same dtype.
-/// Needs no workspace.
+/// Needs no workspace. Returns `index` positions (u32 or i64) of the queries' shape. See
+/// the [module docs](mod@crate::sort) for an example.
+///
+/// # Errors
+///
+/// [`Error::UnsupportedDType`] for a dtype the runtime lacks or queries of another dtype than
+/// `sorted`; [`Error::Unsupported`] for a non-contiguous tensor; [`Error::ShapeMismatch`] for
+/// queries whose leading shape is not `sorted`'s, or a 0-d `sorted`; the argument checks of
+/// every call ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
+/// [`Error::InvalidArgument`]; see [`Error`]).
 pub fn searchsorted<R: Runtime>(
     client: &ComputeClient<R>,
     sorted: &DeviceTensor<R>,
@@ -801,7 +954,12 @@ pub fn searchsorted<R: Runtime>(
 }
 
 /// `torch.bucketize(input, boundaries, right)`: the bucket of each input value among the
-/// sorted 1-D `boundaries`.
+/// sorted 1-D `boundaries`: [`searchsorted`] of `input` in `boundaries`, [`Side::Right`] when
+/// `right`.
+///
+/// # Errors
+///
+/// [`Error::ShapeMismatch`] for `boundaries` that are not 1-D; otherwise as [`searchsorted`].
 pub fn bucketize<R: Runtime>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<R>,
@@ -820,6 +978,12 @@ pub fn bucketize<R: Runtime>(
 }
 
 /// [`searchsorted`] into a caller-provided contiguous output (u32 or i64, the queries' shape).
+///
+/// # Errors
+///
+/// As [`searchsorted`], and: [`Error::UnsupportedDType`] for an output that is not u32 / i64,
+/// [`Error::ShapeMismatch`] for an output of another shape, [`Error::Aliased`] for an output
+/// that shares memory with an input.
 pub fn searchsorted_into<R: Runtime>(
     client: &ComputeClient<R>,
     sorted: &DeviceTensor<R>,

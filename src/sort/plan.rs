@@ -71,6 +71,7 @@ fn row_tile_override() -> Option<(u32, u32)> {
 }
 
 /// How the rows are sorted.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
     /// Each row inside one cube (rows that fit one tile).
@@ -121,6 +122,7 @@ pub struct TempLayout {
 /// The onesweep form of the device-wide route
 /// ([`radix_histogram_all`](cubeprim_kernels::device::radix_histogram_all) once, then
 /// [`radix_onesweep`](cubeprim_kernels::device::radix_onesweep) per digit).
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OnesweepPlan {
     /// Histogram kernel: keys per unit per round, cubes per row, rounds (tiles of
@@ -132,6 +134,7 @@ pub struct OnesweepPlan {
 }
 
 /// Everything a sort launch needs.
+#[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct SortPlan {
     pub rows: usize,
@@ -560,6 +563,7 @@ fn onesweep_hist_cubes(o: &Option<OnesweepPlan>) -> usize {
 
 /// The tile of the selection top-k ([`cubeprim_kernels::device::radix_select_rows`]): rows of
 /// `n` keys of `key` in one cube, `k` of them sorted in a tile of `threads * cand_items`.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct SelectPlan {
     pub cfg: RadixConfig,

@@ -21,6 +21,13 @@ const THREADS: u32 = 256;
 /// of each (`return_counts`) and, for every element of `x`, the index of its value
 /// (`return_inverse`, shaped like `x`). Counts and inverse use the index dtype (i64 where the
 /// runtime has it, else i32). Reads the number of unique values back once (one host sync).
+/// NaN sorts last and every NaN is its own value; `-0.0` and `+0.0` are one value. The
+/// run-length family's example is on [`reduce_by_key`](crate::reduce_by_key): `unique` is
+/// [`unique_consecutive`] of the keys sorted by [`sort_with_indices`].
+///
+/// # Errors
+///
+/// As [`unique_unsized`].
 pub fn unique<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,
@@ -38,6 +45,14 @@ pub fn unique<R: Runtime>(
 /// [`unique`] without the host read: `values` and `counts` are sized for every element of `x`
 /// (their first `count[0]` elements are the result), the number of unique values stays on the
 /// device in `count`, and `inverse` is complete. No host sync.
+///
+/// # Errors
+///
+/// [`Error::Unsupported`] for an N-d view that is not contiguous or more than 2^32 - 1
+/// elements; [`Error::UnsupportedDType`] for a key type the sort does not take (or the runtime
+/// lacks); the argument checks of every call ([`Error::ShapeMismatch`], [`Error::TooLarge`],
+/// [`Error::OutOfBounds`], [`Error::InvalidArgument`]); [`Error::BufferTooLarge`],
+/// [`Error::ScratchTooSmall`] or [`Error::WorkspaceMismatch`] from `ws`.
 pub fn unique_unsized<R: Runtime>(
     client: &ComputeClient<R>,
     x: &DeviceTensor<R>,

@@ -14,7 +14,7 @@ pub struct TileConfig {
     /// Use plane (subgroup) operations for the cube-wide scan.
     pub plane_ops: bool,
     /// Scan the tile in shared memory (a blocked scan of the staged tile, see
-    /// [`load_tile_staged`](super::load_tile_staged)) instead of registers: the registers and
+    /// [`load_tile_staged`](super::load_tile_staged())) instead of registers: the registers and
     /// the raking buffer it saves let more cubes share a streaming multiprocessor, so more
     /// tiles' loads are in flight while others wait in the look-back. Not with `indexed`.
     pub stage: bool,

@@ -1,3 +1,7 @@
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
+
 use crate::ops::{combine_items, identity_item, Item, ScanOp};
 use crate::plane::plane_inclusive_scan;
 use cubecl::prelude::*;

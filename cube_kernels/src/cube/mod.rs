@@ -1,17 +1,17 @@
 //! Primitives over one cube (block / workgroup).
 //!
-//! - [`cube_scan`]: exclusive scan of one item per unit (planes + shared memory, or shared
+//! - `cube_scan`: exclusive scan of one item per unit (planes + shared memory, or shared
 //!   memory alone where the runtime has no plane operations);
-//! - [`tile_scan`]: a tile of `threads × vectors_per_thread` vectors: striped (coalesced) load,
+//! - `tile_scan`: a tile of `threads × vectors_per_thread` vectors: striped (coalesced) load,
 //!   per-unit scan in registers, raking scan through shared memory;
-//! - [`staged_tile_scan`]: the same tile scanned in shared memory (striped load into a staging
+//! - `staged_tile_scan`: the same tile scanned in shared memory (striped load into a staging
 //!   buffer, blocked per-unit folds there, one cube scan), for look-back tiles;
-//! - [`radix_rank`]: stable ranking of a tile by a radix digit (1-bit splits over cube scans).
-//! - [`radix_rank_match`]: the same by an 8-bit digit with plane ballots (runtimes with
+//! - `radix_rank`: stable ranking of a tile by a radix digit (1-bit splits over cube scans).
+//! - `radix_rank_match`: the same by an 8-bit digit with plane ballots (runtimes with
 //!   plane operations).
-//! - [`tile_reduction`]: the combination of one tile (unit folds + one cube-wide scan);
-//! - [`segmented_scan`]: the run-length (segmented) combine and its cube-wide exclusive scan;
-//! - [`shared_counters`]: clearing the shared atomic counters a cube counts digits into.
+//! - `tile_reduction`: the combination of one tile (unit folds + one cube-wide scan);
+//! - `segmented_scan`: the run-length (segmented) combine and its cube-wide exclusive scan;
+//! - `shared_counters`: clearing the shared atomic counters a cube counts digits into.
 
 mod config;
 mod cube_scan;

@@ -7,6 +7,9 @@
 //! gives each entry its new position. After `bits` splits the entries are in stable digit order.
 //! Only cube-wide scans and barriers are used: no plane intrinsics are needed (they speed up the
 //! scan where the runtime has them), no atomics, and a fixed amount of work per unit.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::cube_exclusive_scan;
 use crate::ops::{Add, Item};
@@ -23,8 +26,8 @@ pub struct RadixConfig {
     /// Keys per unit; a tile holds `threads * items` keys.
     pub items: u32,
     /// Use plane (subgroup) operations: tiles are ranked by plane ballots
-    /// ([`tile_rank_match`](super::tile_rank_match)) where a kernel has that path, and cube
-    /// scans use planes. Without, tiles are ranked by splits ([`tile_sort_by_digit`]) over
+    /// ([`tile_rank_match`](super::tile_rank_match())) where a kernel has that path, and cube
+    /// scans use planes. Without, tiles are ranked by splits ([`tile_sort_by_digit()`]) over
     /// shared-memory scans.
     pub plane_ops: bool,
     /// Split two bits per cube scan, with four 16-bit counters packed in a `u64` (runtimes
@@ -34,6 +37,7 @@ pub struct RadixConfig {
     /// at most 128): the ballot ranking sizes its counters for `threads / plane_min` planes
     /// and reads `plane_max / 32` words of each ballot.
     pub plane_min: u32,
+    /// The largest plane width (see `plane_min`).
     pub plane_max: u32,
     /// The runtime has plane barriers (`sync_plane`; not WGSL): the ballot ranking orders its
     /// counter updates with one per chunk of keys. Without, it relies on the plane running its
@@ -41,7 +45,7 @@ pub struct RadixConfig {
     pub plane_sync: bool,
     /// CUDA with 32-lane planes: each ballot of the ranking is CUB's inline PTX, which keeps
     /// the lanes whose digit bit equals this unit's in one `vote` and a predicated `not`
-    /// ([`tile_rank_match`](super::tile_rank_match)). Never set for another runtime.
+    /// ([`tile_rank_match`](super::tile_rank_match())). Never set for another runtime.
     pub ptx_ballot: bool,
 }
 
@@ -59,7 +63,7 @@ pub fn radix_slot(j: u32) -> usize {
     (j + (j >> 5)) as usize
 }
 
-/// Slots a tile of `tile` entries occupies with [`radix_slot`] padding.
+/// Slots a tile of `tile` entries occupies with [`radix_slot()`] padding.
 pub fn radix_slots(tile: u32) -> usize {
     (tile + tile / 32 + 1) as usize
 }
@@ -73,8 +77,8 @@ pub(crate) fn count_item<A: Numeric>(value: A) -> Item<A> {
 /// Sorts the packed entries of a tile stably by their low `bits` bits (`bits <= 8`).
 ///
 /// `packed`: the unit's `items` entries, blocked; on return, the unit's blocked share of the
-/// sorted tile, which is also in `xch` (at [`radix_slot`] positions). `scan_v` / `scan_i`:
-/// scratch of [`cube_exclusive_scan`] (`2 * threads` / 1 entries). Every unit must call it.
+/// sorted tile, which is also in `xch` (at [`radix_slot()`] positions). `scan_v` / `scan_i`:
+/// scratch of [`cube_exclusive_scan()`] (`2 * threads` / 1 entries). Every unit must call it.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn tile_sort_by_digit(

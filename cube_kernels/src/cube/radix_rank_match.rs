@@ -15,6 +15,9 @@
 //! past the first come from runtimes whose ballot fills them (WGSL's `subgroupBallot`);
 //! cubecl 0.10's HIP dialect keeps only the low 32 bits, so 64-lane HIP planes would need it
 //! fixed there first (cubeprim has no HIP runtime).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::radix_rank::count_item;
 use super::{cube_exclusive_scan, radix_slot, radix_slots, RadixConfig};
@@ -57,9 +60,9 @@ fn lanes_below_in_word(k: u32) -> u32 {
     m
 }
 
-/// Shared-memory counters of [`tile_rank_match`]: 256 per plane, for the most planes a cube of
-/// `cfg.threads` units can have (`threads / plane_min`), padded like [`radix_slot`], after
-/// [`COUNTER_LEAD`] unused words.
+/// Shared-memory counters of [`tile_rank_match()`]: 256 per plane, for the most planes a cube of
+/// `cfg.threads` units can have (`threads / plane_min`), padded like [`radix_slot()`], after
+/// `COUNTER_LEAD` unused words.
 pub fn match_counter_slots(cfg: &RadixConfig) -> usize {
     COUNTER_LEAD as usize + radix_slots(RADIX * (cfg.threads / cfg.plane_min.max(1)).max(1))
 }
@@ -77,13 +80,14 @@ fn counter_slot(c: u32) -> usize {
 }
 
 /// Ranks the tile by digit, stably (tiles of at most 2^24 keys). `digits`: the unit's `items`
-/// digits (< 256), warp-striped (digit `i` is the key at [`warp_striped_pos`]`(i)`); `ranks`:
-/// on return, each key's position in the tile sorted by digit. With `write_starts`, `starts[d]` is the first rank of digit `d`
-/// (the keys of smaller digits). `counters`: [`match_counter_slots`] words; `scan_v` /
-/// `scan_i`: scratch of [`cube_exclusive_scan`]. It passes cube barriers after every unit has
-/// its digits, so shared memory the digits were read from may be overwritten on return; the
-/// caller syncs before reusing `counters` or reading `starts`. `mask_tests`: how the digit
-/// bits are tested for the ballots (see the body; the same ranks either way).
+/// digits (< 256), warp-striped (digit `i` is the key at
+/// [`warp_striped_pos(i)`](warp_striped_pos())); `ranks`: on return, each key's position in the
+/// tile sorted by digit. With `write_starts`, `starts[d]` is the first rank of digit `d` (the keys
+/// of smaller digits). `counters`: [`match_counter_slots`] words; `scan_v` / `scan_i`: scratch of
+/// [`cube_exclusive_scan()`]. It passes cube barriers after every unit has its digits, so shared
+/// memory the digits were read from may be overwritten on return; the caller syncs before reusing
+/// `counters` or reading `starts`. `mask_tests`: how the digit bits are tested for the ballots (see
+/// the body; the same ranks either way).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn tile_rank_match(

@@ -1,3 +1,7 @@
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
+
 use super::CubeScan;
 use crate::ops::{Item, ScanOp};
 use cubecl::prelude::*;
@@ -14,7 +18,7 @@ pub fn combine_runs<A: Numeric, O: ScanOp>(a: Item<A>, b: Item<A>) -> Item<A> {
 }
 
 /// Exclusive scan of one `(fold since last head, heads)` item per unit over the whole cube with
-/// [`combine_runs`] (Hillis-Steele in shared memory, ping-pong halves: works on every runtime).
+/// [`combine_runs()`] (Hillis-Steele in shared memory, ping-pong halves: works on every runtime).
 /// `sv` / `si` hold at least `2 * threads` entries. The caller syncs before reusing them.
 #[cube]
 pub fn cube_exclusive_segmented_scan<A: Numeric, O: ScanOp>(
@@ -66,7 +70,7 @@ pub fn cube_exclusive_segmented_scan<A: Numeric, O: ScanOp>(
     CubeScan::<A> { exclusive, total }
 }
 
-/// [`cube_exclusive_segmented_scan`], with plane operations when `plane_ops` (a
+/// [`cube_exclusive_segmented_scan()`], with plane operations when `plane_ops` (a
 /// Kogge-Stone scan over `plane_shuffle_up` in each plane, the plane totals scanned by the
 /// first plane: two cube barriers instead of one per doubling). Same contract.
 #[cube]

@@ -1,4 +1,7 @@
 //! Shared-memory counters that a cube counts into with atomic adds (histograms of digits).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use cubecl::prelude::*;
 

@@ -1,3 +1,7 @@
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
+
 use super::tile_scan::memory_position;
 use super::{cube_exclusive_scan, TileConfig, TileShared};
 use crate::ops::{combine_items, Item, ScanOp};
@@ -13,11 +17,13 @@ use cubecl::prelude::*;
 /// instruction instead of one per lane.
 #[derive(CubeType)]
 pub struct StagedTile<A: Numeric, N: Size> {
+    /// The staging buffer: [`TileConfig::stage_vectors`] slots.
     pub vectors: SharedMemory<Vector<A, N>>,
 }
 
 #[cube]
 impl<A: Numeric, N: Size> StagedTile<A, N> {
+    /// Allocates the staging buffer of a tile of `cfg` in shared memory.
     pub fn new(#[comptime] cfg: TileConfig) -> StagedTile<A, N> {
         StagedTile::<A, N> {
             vectors: SharedMemory::<Vector<A, N>>::new(comptime![cfg.stage_vectors()]),
@@ -55,12 +61,12 @@ fn fold_group(vpt: u32, lanes: usize) -> u32 {
 /// `t * vectors_per_thread` (blocked) and folds them in place, leaving the running
 /// (inclusive, unit-local) prefix of each element; one cube-wide scan of the unit folds gives
 /// each unit's exclusive prefix, parked in the pad vector after its chunk.
-/// [`write_tile_staged`] combines them. Returns the tile's total. Positions past `n_vec` hold
+/// [`write_tile_staged()`] combines them. Returns the tile's total. Positions past `n_vec` hold
 /// the identity.
 ///
 /// The tile needs no raking buffer and no per-unit registers across the look-back, so more
 /// cubes fit on a streaming multiprocessor. The combine order is fixed (a left fold per unit,
-/// then the cube scan): the same bits on every run, and [`tile_aggregate_staged`] returns the
+/// then the cube scan): the same bits on every run, and [`tile_aggregate_staged()`] returns the
 /// same total for the same tile.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -172,7 +178,7 @@ pub fn load_tile_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     cs.total
 }
 
-/// The total of tile `tile` exactly as [`load_tile_staged`] computes it (each unit folds its
+/// The total of tile `tile` exactly as [`load_tile_staged()`] computes it (each unit folds its
 /// blocked chunk, straight from global memory, then the same cube scan), without touching the
 /// staging buffer: the look-back fallback calls it while the cube's own tile is staged.
 #[cube]
@@ -224,7 +230,7 @@ pub fn tile_aggregate_staged<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     cs.total
 }
 
-/// Writes one tile scanned by [`load_tile_staged`]: `prefix` (everything before the tile) ⊕
+/// Writes one tile scanned by [`load_tile_staged()`]: `prefix` (everything before the tile) ⊕
 /// the owning unit's exclusive prefix, then ⊕ the unit-local running prefix, cast back to `T`,
 /// striped and coalesced like the load. (With one vector per unit this is the order of the
 /// unstaged tile, bit for bit.)

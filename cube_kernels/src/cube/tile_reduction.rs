@@ -1,3 +1,7 @@
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
+
 use super::{cube_exclusive_scan, TileConfig, TileShared};
 use crate::ops::{Item, ScanOp};
 use cubecl::prelude::*;

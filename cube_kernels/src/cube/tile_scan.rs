@@ -1,3 +1,7 @@
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
+
 use super::cube_scan::read_item;
 use super::{cube_exclusive_scan, tile_aggregate_staged, TileConfig};
 use crate::ops::{combine_items, identity_item, item_at, Item, ScanOp};
@@ -8,14 +12,17 @@ use cubecl::prelude::*;
 pub struct TileShared<A: Numeric> {
     /// One entry per vector of the tile (padded).
     pub rake_v: SharedMemory<A>,
+    /// The index of each entry of `rake_v` (indexed scans; one dummy entry otherwise).
     pub rake_i: SharedMemory<u32>,
     /// Scratch of the cube-wide scan.
     pub scan_v: SharedMemory<A>,
+    /// Index scratch of the cube-wide scan (indexed scans; one dummy entry otherwise).
     pub scan_i: SharedMemory<u32>,
 }
 
 #[cube]
 impl<A: Numeric> TileShared<A> {
+    /// Allocates the shared memory of a tile scan of `cfg`.
     pub fn new(#[comptime] cfg: TileConfig) -> TileShared<A> {
         let idx_len = comptime![if cfg.indexed { cfg.rake_len() } else { 1 }];
         let scan_len = comptime![2 * cfg.threads as usize];
@@ -178,8 +185,8 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 }
 
 /// The aggregate of tile `tile` of a row, with the bits the scan of that tile computes: for an
-/// unstaged tile, [`load_tile`] with its per-unit results discarded (the reduce-then-scan pass
-/// and the look-back fallback both use it); for a staged one, [`tile_aggregate_staged`].
+/// unstaged tile, [`load_tile()`] with its per-unit results discarded (the reduce-then-scan pass
+/// and the look-back fallback both use it); for a staged one, [`tile_aggregate_staged()`].
 #[cube]
 pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,

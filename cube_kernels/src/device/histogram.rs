@@ -3,6 +3,9 @@
 //! `[0, bins)` are ignored. 64-bit keys (`wide`) are read as two `u32` words (low word first)
 //! and count only when the high word is zero, so negative `i64` keys are ignored as well. Each cube counts a bounded chunk of `threads × items` keys
 //! (`items` is a launch argument; the trip count never grows with the length).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use crate::device::select::pass_len;
 use cubecl::prelude::*;

@@ -14,17 +14,20 @@
 //! itself (its input is at hand), so progress never depends on another cube being scheduled
 //! (WGSL, Metal and lavapipe give no such guarantee), and no unit spins for long (llvmpipe
 //! ends long loops). Tile ids come from an atomic ticket, so every predecessor has started, or
-//! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket)), where a
+//! on CUDA from the cube position ([`take_ticket`](super::select::take_ticket())), where a
 //! predecessor not yet started is met by the same fallback.
 //!
 //! A deepest window that holds only aggregates waits for its oldest tile's prefix. That tile
 //! has started, so where started cubes always progress (CUDA) the wait ends, as in CUB's
 //! look-back. Where they need not (WGSL, Metal, lavapipe: the tile may never be scheduled
-//! again), `spins` carries [`DEEP_FOLD`]: after [`deep_rounds`] the cube folds its prefix
-//! itself from the nearest published prefix ([`deep_prefix`], the same left fold), so no wait
+//! again), `spins` carries [`DEEP_FOLD`]: after `deep_rounds` the cube folds its prefix
+//! itself from the nearest published prefix (`deep_prefix`, the same left fold), so no wait
 //! is unbounded there. CUDA kernels are built without it: its second copy of the tile
 //! reduction cost `masked_select` of 2^28 f32 with a u32 mask 22 % on an H100, even though it
 //! never ran (BENCHMARKS.md, 2026-12-06).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::tile_state::{publish, read_status, AGGREGATE, PREFIX};
 use crate::cube::{tile_aggregate, TileConfig, TileShared};
@@ -101,13 +104,13 @@ const ROW_START: u32 = 3;
 const DEEP: u32 = u32::MAX;
 
 /// A bit of `spins` for tests only: no tile publishes an inclusive prefix, so every look-back
-/// deeper than its windows must end in [`deep_prefix`], as when a predecessor that has
+/// deeper than its windows must end in `deep_prefix`, as when a predecessor that has
 /// published its aggregate is never scheduled again (no forward progress between cubes); in
 /// the scan every third tile publishes nothing at all, so the deep fold reduces tiles too.
 /// Implies [`DEEP_FOLD`].
 pub const STALL_PREFIXES: u32 = 1 << 31;
 
-/// A bit of `spins`: the deepest window's wait ends after [`deep_rounds`] in [`deep_prefix`].
+/// A bit of `spins`: the deepest window's wait ends after `deep_rounds` in `deep_prefix`.
 /// For runtimes whose cubes have no forward-progress guarantee between them (see the module).
 pub const DEEP_FOLD: u32 = 1 << 30;
 
@@ -142,8 +145,11 @@ fn publishes(spins: u32) -> bool {
 /// kernel's own inputs). `n` and `tile` locate the tile as the kernel counts them.
 #[cube]
 pub trait TileCarry: 'static + Send + Sync {
+    /// `a ⊕ b` of two tile values, `a` the earlier tile.
     fn combine<A: Numeric, O: ScanOp>(a: Item<A>, b: Item<A>, #[comptime] indexed: bool)
         -> Item<A>;
+    /// The aggregate of `tile` computed from the kernel's inputs (`base`, `stride` and `n`
+    /// locate the row), for a predecessor that has published nothing: the fallback.
     #[allow(clippy::too_many_arguments)]
     fn aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
         input: &Array<Vector<I, N>>,
@@ -157,7 +163,7 @@ pub trait TileCarry: 'static + Send + Sync {
     ) -> Item<A>;
 }
 
-/// The scan's carry: the operator's combine, and [`tile_aggregate`] of the input.
+/// The scan's carry: the operator's combine, and [`tile_aggregate()`] of the input.
 pub struct ScanCarry;
 
 #[cube]
@@ -231,7 +237,7 @@ pub fn lookback<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
     )
 }
 
-/// [`lookback`] for any [`TileCarry`]: the combine and the fallback's aggregate come from `G`
+/// [`lookback()`] for any [`TileCarry`]: the combine and the fallback's aggregate come from `G`
 /// (select counts flags, run-length encoding carries run counts and segment values).
 #[cube]
 #[allow(clippy::too_many_arguments)]

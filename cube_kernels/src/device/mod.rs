@@ -20,6 +20,7 @@
 //! - [`histogram`]: bincount of integer keys (shared-memory bins, or global atomics);
 //! - [`scatter`]: `out[index[i]] = src[i]` (inverse of a sort permutation, for unique).
 
+/// Fills a `u32` buffer with one value (resets the look-back state).
 pub mod fill;
 pub mod histogram;
 pub mod lookback;
@@ -31,6 +32,7 @@ pub mod radix_select_rows;
 pub mod radix_sort_rows;
 pub mod reduce;
 pub mod reduce_tiles;
+mod rows;
 pub mod run_length;
 pub mod run_length_fixup;
 pub mod run_length_heads;
@@ -40,40 +42,5 @@ pub mod search_sorted;
 pub mod select;
 pub mod tile_state;
 
+pub use rows::{row_length, row_offsets};
 pub use scan_rows::ScanMode;
-
-use cubecl::prelude::*;
-
-/// The row length in vectors: `n_vec`, or with `device_len` the smaller of `n_vec` (the
-/// capacity) and the count `len[0]` that an earlier kernel left on the device.
-#[cube]
-pub fn row_length(len: &Array<u32>, n_vec: u32, #[comptime] device_len: bool) -> u32 {
-    let mut n = n_vec;
-    if comptime![device_len] {
-        let c = len[0];
-        if c < n_vec {
-            n = c;
-        }
-    }
-    n
-}
-
-/// Offsets (in vectors) of the start of `row` in the input and the output. `layout` holds
-/// `[rank, shape.., in_strides.., out_strides.., in_offset]` of the dimensions other than the
-/// scanned one.
-#[cube]
-pub fn row_offsets(row: u32, layout: &Array<u32>) -> (usize, usize) {
-    let rank = layout[0] as usize;
-    let mut rem = row as usize;
-    let mut bin = layout[1 + 3 * rank] as usize;
-    let mut bout = 0usize;
-    for k in 0..rank {
-        let d = rank - 1 - k;
-        let size = layout[1 + d] as usize;
-        let c = rem % size;
-        rem /= size;
-        bin += c * layout[1 + rank + d] as usize;
-        bout += c * layout[1 + 2 * rank + d] as usize;
-    }
-    (bin, bout)
-}

@@ -1,4 +1,7 @@
 //! First pass of one radix-sort digit (reduce-then-scan): the digit histogram of every tile.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::row_offsets;
 use crate::cube::{clear_shared_counters, RadixConfig};
@@ -18,7 +21,7 @@ pub fn radix_row_len(n: u32, count: &Array<u32>, #[comptime] device_len: bool) -
     len
 }
 
-/// Where row `row` starts in the keys: through `layout` (see [`row_offsets`]) when `strided`
+/// Where row `row` starts in the keys: through `layout` (see [`row_offsets()`]) when `strided`
 /// is non-zero, else `row * n` (a contiguous `[rows, n]` buffer).
 #[cube]
 pub fn radix_row_base(row: u32, n: u32, layout: &Array<u32>, strided: u32) -> usize {
@@ -30,7 +33,7 @@ pub fn radix_row_base(row: u32, n: u32, layout: &Array<u32>, strided: u32) -> us
     base
 }
 
-/// What a digit pass's launch ([`radix_histogram`], [`radix_scatter`](super::radix_scatter::radix_scatter))
+/// What a digit pass's launch ([`radix_histogram()`], [`radix_scatter`](super::radix_scatter::radix_scatter()))
 /// knows at compile time about the tiles it serves.
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum PassTiles {
@@ -43,10 +46,14 @@ pub enum PassTiles {
     /// a pass of the u32 sort's scatter took 1.80 ms checked, 1.47 full and 1.35 full with the
     /// digit constant (48 registers instead of 80), in one run of the generated CUDA edited by
     /// hand the same way (stop 20, call 3).
-    Full { digit: Option<(u32, u32, bool)> },
+    Full {
+        /// The digit's `(shift, bits, descending)` when built in as constants.
+        digit: Option<(u32, u32, bool)>,
+    },
 }
 
 impl PassTiles {
+    /// Whether the kernel reads only full tiles (no bound checks).
     pub fn is_full(&self) -> bool {
         matches!(self, PassTiles::Full { .. })
     }
@@ -83,7 +90,7 @@ pub fn pass_digit(
     (shift, bits, flip)
 }
 
-/// Consecutive tiles of a row one [`radix_histogram`] cube counts (8 counts of 4 bytes: its
+/// Consecutive tiles of a row one [`radix_histogram()`] cube counts (8 counts of 4 bytes: its
 /// writes of one digit fill a 32-byte sector).
 pub const HISTOGRAM_GROUP: u32 = 8;
 

@@ -1,5 +1,8 @@
 //! The digit histograms of every pass of a device-wide radix sort, in one read of the keys
 //! (the first kernel of a onesweep sort, see [`radix_onesweep`](super::radix_onesweep)).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
 use crate::cube::clear_shared_counters;
@@ -19,11 +22,11 @@ pub fn pass_digit_field(begin_bit: u32, end_bit: u32, p: u32) -> (u32, u32) {
 }
 
 /// `totals[(row * passes + p) * 256 + d] +=` the keys of the row whose digit of pass `p` is `d`
-/// (see [`pass_digit_field`]). Each cube covers `rounds` consecutive tiles of `threads * items`
+/// (see [`pass_digit_field()`]). Each cube covers `rounds` consecutive tiles of `threads * items`
 /// keys of one row (`cubes_per_row` cubes per row): per tile, every unit loads its `items` keys
 /// into registers first, then counts their digits of every pass in shared memory; at the end
 /// each non-zero bin goes to `totals` by one global atomic add. Keys are read as
-/// [`radix_histogram`](super::radix_histogram::radix_histogram) reads them (rows of `n`, or of
+/// [`radix_histogram`](super::radix_histogram::radix_histogram()) reads them (rows of `n`, or of
 /// the device-resident count, `in_stride` apart; `layout` when `strided`). `totals` must be
 /// zero before the launch.
 #[cube(launch_unchecked)]

@@ -19,6 +19,9 @@
 //! through shared memory and barriers), and every per-unit loop is bounded, so no runtime
 //! needs forward-progress guarantees between cubes (WGSL, Metal, lavapipe) and llvmpipe's
 //! loop limit is never reached.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::radix_histogram::{radix_row_base, radix_row_len, RADIX};
 use super::radix_scatter::{load_tile_digits, write_ranked_match, RadixValues};
@@ -40,7 +43,7 @@ const STATUS_MASK: u32 = 3 << 30;
 /// Longest row (exclusive) the onesweep pass serves.
 pub const MAX_ROW: usize = 1 << 30;
 
-/// Look-back settings of [`radix_onesweep`].
+/// Look-back settings of [`radix_onesweep()`].
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub struct OnesweepLookback {
     /// Rounds a digit waits on a silent predecessor before counting its keys itself.
@@ -58,7 +61,7 @@ pub fn onesweep_state_words(num_tiles: u32) -> usize {
     1 + num_tiles as usize * RADIX as usize
 }
 
-/// Shared bytes [`radix_onesweep`] needs beyond [`radix_scatter`](super::radix_scatter)'s ballot
+/// Shared bytes [`radix_onesweep()`] needs beyond [`radix_scatter`](super::radix_scatter)'s ballot
 /// path: the digit-total scan's scratch, the early counts, the fallback histogram and a few
 /// words.
 pub fn onesweep_extra_shared_bytes(threads: u32) -> usize {
@@ -66,7 +69,7 @@ pub fn onesweep_extra_shared_bytes(threads: u32) -> usize {
 }
 
 /// One onesweep pass over tiles of `cfg` (ballot ranking: `cfg.plane_ops` must hold). Keys
-/// are read as [`radix_scatter`](super::radix_scatter::radix_scatter) reads them and written
+/// are read as [`radix_scatter`](super::radix_scatter::radix_scatter()) reads them and written
 /// as it writes them (values, `out_cols`, `flip`, bit range alike). `totals`: the digit
 /// totals of every row and pass (`[rows, passes, 256]`, this pass at `pass`). `state`:
 /// [`onesweep_state_words`] zeroed words; `state_view` the same buffer bound again where

@@ -1,8 +1,11 @@
 //! Last pass of one radix-sort digit: each cube ranks its tile stably by the digit and writes
 //! every key (and value) to its place, `first position of (digit, tile)` + `rank in the tile
 //! among keys of that digit`. The tile is ranked by plane ballots
-//! ([`tile_rank_match`]) where the runtime has plane operations, else by bit splits
-//! ([`tile_sort_by_digit`]).
+//! ([`tile_rank_match()`]) where the runtime has plane operations, else by bit splits
+//! ([`tile_sort_by_digit()`]).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::radix_histogram::{pass_digit, radix_row_base, radix_row_len, PassTiles, RADIX};
 use crate::cube::{
@@ -39,7 +42,7 @@ impl RadixValues {
 }
 
 /// One scatter pass. `offsets`: the exclusive scan (per row) of the counts of
-/// [`radix_histogram`](super::radix_histogram::radix_histogram), same tiling. Keys are read
+/// [`radix_histogram`](super::radix_histogram::radix_histogram()), same tiling. Keys are read
 /// as the histogram reads them; values (`values_in`) from a contiguous `[rows, n]` buffer.
 /// Outputs are contiguous rows of `out_cols` (= `n`, or `k` for top-k: positions past it are
 /// dropped). Values are converted `VI` → `VO` on the way (u32 indices → i64).
@@ -199,9 +202,9 @@ fn scatter_ranked_match<T: Numeric, VI: Numeric, VO: Numeric>(
     );
 }
 
-/// First half of [`scatter_ranked_match`]: reads the tile's keys warp-striped into `keys` and
+/// First half of `scatter_ranked_match`: reads the tile's keys warp-striped into `keys` and
 /// ranks them by digit (`ranks`; `starts[d]`: the first rank of digit `d`, see
-/// [`tile_rank_match`]). Keys past `valid` rank last, as digit `(1 << bits) - 1`; without
+/// [`tile_rank_match()`]). Keys past `valid` rank last, as digit `(1 << bits) - 1`; without
 /// `checked` the tile must be full. The caller syncs the cube before reading `starts`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -296,7 +299,7 @@ fn below(i: u32, limit: u32, #[comptime] checked: bool) -> bool {
     inside
 }
 
-/// Second half of [`scatter_ranked_match`]: places the keys ranked by [`rank_tile_match`] (and
+/// Second half of `scatter_ranked_match`: places the keys ranked by [`rank_tile_match()`] (and
 /// their values) in shared memory in tile order and writes each to `bases[d] + rank` of its
 /// row, where `bases[d]` is digit `d`'s first output position minus its first rank in the
 /// tile (dropped past `out_cols` when `checked`; without it the tile must be full and

@@ -1,6 +1,9 @@
 //! Top-k of rows that fit one tile by radix selection, one cube per row: find the k-th key
 //! digit by digit (most significant first) with a shared-memory histogram, keep the keys
 //! before it plus the first ties in row order, and sort only those `k` keys.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::row_offsets;
 use crate::cube::{
@@ -28,7 +31,7 @@ fn count_item<A: Numeric>(value: A) -> Item<A> {
 /// The first `k` keys of each row in the stable order of their ordered bits `[0, key_bits)`
 /// (`flip` all ones: descending), as the first `k` of [`super::radix_sort_rows`]'s output,
 /// without sorting the row. Rows of `n <= threads * items` keys (row `r` starts at
-/// [`row_offsets`]`(r, layout)`, keys `in_stride` apart); `k <= threads * cand_items`.
+/// [`row_offsets()`]`(r, layout)`, keys `in_stride` apart); `k <= threads * cand_items`.
 /// Writes `keys_out` and the positions `indices_out` (contiguous rows of `k`).
 ///
 /// Per unit: `items` keys, `key_bits / 8` selection passes of `items` keys and

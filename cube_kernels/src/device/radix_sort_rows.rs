@@ -1,7 +1,10 @@
 //! Rows that fit one tile, sorted inside one cube each (shared-memory LSD radix sort): one
 //! launch sorts any number of rows, whatever their count. Each digit pass ranks the tile by
-//! plane ballots ([`tile_rank_match`]) where the runtime has plane operations, else by bit
-//! splits ([`tile_sort_by_digit`]).
+//! plane ballots ([`tile_rank_match()`]) where the runtime has plane operations, else by bit
+//! splits ([`tile_sort_by_digit()`]).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::row_offsets;
 use crate::cube::{
@@ -12,7 +15,7 @@ use crate::ops::radix_digit;
 use cubecl::prelude::*;
 
 /// Sorts each of `rows` rows of `n <= threads * items` keys (row `r` starts at
-/// [`row_offsets`]`(r, layout)`, keys `in_stride` apart) by the ordered key bits
+/// [`row_offsets()`]`(r, layout)`, keys `in_stride` apart) by the ordered key bits
 /// `[begin_bit, end_bit)`, 8 bits per digit pass, stably; `flip` all ones sorts descending.
 /// Writes the first `out_cols` sorted keys of each row to `keys_out` (when `write_keys`) and,
 /// with `indexed`, their positions in the row to `indices_out` (contiguous rows of `out_cols`).

@@ -1,5 +1,8 @@
 //! Reduction of rows: one tile per cube, the result of each tile written (cast to `U`); the
 //! host repeats the pass over the tile results until one value per row is left.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::row_offsets;
 use super::select::scan_shared;

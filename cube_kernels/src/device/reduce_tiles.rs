@@ -1,4 +1,7 @@
 //! First pass of reduce-then-scan: the aggregate of every tile.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::{row_length, row_offsets};
 use crate::cube::{tile_aggregate, TileConfig, TileShared};

@@ -3,9 +3,12 @@
 //! A head is an element whose key differs from the previous one (the first element, and every
 //! NaN key: NaN != NaN, as PyTorch). Each unit folds its consecutive elements into
 //! `(fold since its last head, heads)`; a cube-wide segmented scan and a decoupled look-back of
-//! the same pair ([`combine_runs`]) give every unit the run index and the partial fold it
+//! the same pair ([`combine_runs()`]) give every unit the run index and the partial fold it
 //! continues. A unit writes the unique key at each head, the finished value of the previous run
 //! just before it, and the last run at the last element. Tiling as in [`compact`](super::select).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::lookback::TileCarry;
 use super::run_length_heads::run_length_heads;
@@ -148,7 +151,7 @@ fn runs_aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
     total
 }
 
-/// Look-back carry of reduce-by-key: `(segment fold, heads)` with [`combine_runs`]; the
+/// Look-back carry of reduce-by-key: `(segment fold, heads)` with [`combine_runs()`]; the
 /// fallback folds the keys (`input`) and values (`aux`) of the silent tile.
 pub struct RunCarry;
 

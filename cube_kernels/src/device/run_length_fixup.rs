@@ -9,6 +9,9 @@
 //! (the largest `last + 1` of the earlier tiles: a cube-wide max scan, carried from the
 //! cubes before by walking back their records a cube-width at a time until one has a head)
 //! and writes the two missing kinds of length.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::select::{pass_len, plain_item, scan_shared};
 use crate::cube::cube_exclusive_scan;

@@ -19,6 +19,9 @@
 //!
 //! Same tiling, look-back state and fallback as [`run_length`](super::run_length), whose
 //! kernel dispatches here for unique-consecutive without inverse indices.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::lookback::TileCarry;
 use super::run_length::{differs, key_before_unit, pad, padded_len, RunConfig};
@@ -151,7 +154,7 @@ fn unit_heads_staged<K: Numeric, N: Size>(
     bits
 }
 
-/// One tile of [`run_length`](super::run_length::run_length) with `run.ones` and no inverse:
+/// One tile of [`run_length`](super::run_length::run_length()) with `run.ones` and no inverse:
 /// see the module documentation.
 #[cube]
 #[allow(clippy::too_many_arguments)]

@@ -1,9 +1,12 @@
 //! The scan kernel: each cube scans one tile of one row.
 //!
 //! Rows are the lines along the scanned axis of an N-d strided tensor (see
-//! [`row_offsets`](super::row_offsets)); a row of `n_vec` vectors is cut into tiles of
+//! [`row_offsets()`]); a row of `n_vec` vectors is cut into tiles of
 //! `threads * vectors_per_thread` vectors. How a tile learns the combination of the tiles before
 //! it in its row is the [`ScanMode`].
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::lookback::{lookback, LookbackShared, STALL_PREFIXES};
 use super::select::take_ticket;
@@ -22,14 +25,18 @@ pub enum ScanMode {
     SingleTile,
     /// Single pass: decoupled look-back (with fallback) through the tile state.
     Lookback {
+        /// Predecessors read per look-back round without plane operations.
         window: u32,
+        /// Plane-wide windows walked over before waiting for a prefix.
         windows: u32,
+        /// Rounds waited on a silent predecessor before reducing its tile (with flag bits
+        /// such as [`DEEP_FOLD`](super::lookback::DEEP_FOLD)).
         spins: u32,
         /// Poll with plain loads through `state_view` (CUDA; see `tile_state::load_word`).
         plain_reads: bool,
         /// Widest plane of the device (the fold's lane loop is unrolled to it).
         plane_max: u32,
-        /// Tile ids from the cube position instead of a ticket (see [`take_ticket`]).
+        /// Tile ids from the cube position instead of a ticket (see [`take_ticket()`]).
         ordered: bool,
     },
     /// Reduce-then-scan: the exclusive prefix of each tile was computed by earlier passes
@@ -37,7 +44,7 @@ pub enum ScanMode {
     Prefixed,
 }
 
-/// Scans `rows` rows of `n_vec` vectors. `layout`: see [`row_offsets`]. `state` is the
+/// Scans `rows` rows of `n_vec` vectors. `layout`: see [`row_offsets()`]. `state` is the
 /// look-back state (word 0: tile counter, whose value before this launch is `counter_base`),
 /// `prefixes` the per-tile exclusive prefixes of [`ScanMode::Prefixed`]; each is a 1-element
 /// dummy in the other modes, as is `indices` unless `cfg.indexed`. With `device_len`, the row

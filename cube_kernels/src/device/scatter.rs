@@ -1,4 +1,7 @@
 //! Scatter through a permutation: `out[index[i]] = src[i]` (inverting a sort permutation).
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use cubecl::prelude::*;
 

@@ -1,4 +1,7 @@
 //! searchsorted / bucketize: a bounded binary search per query.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use crate::ops::key_less;
 use cubecl::prelude::*;
@@ -7,7 +10,7 @@ use cubecl::prelude::*;
 /// `sorted` (contiguous rows of `n`, `sorted_row_stride` apart: 0 shares one sorted row among
 /// all queries) that keeps the row sorted: the first position whose key is not less than the
 /// query (`right == false`) or greater than it (`right == true`), in the sort order of
-/// [`radix_digit`](crate::ops::radix_digit) (NaN last, `-0.0 == +0.0`). `steps` >= ceil(log2(n + 1)) bounds the
+/// [`radix_digit`](crate::ops::radix_digit()) (NaN last, `-0.0 == +0.0`). `steps` >= ceil(log2(n + 1)) bounds the
 /// search.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]

@@ -5,6 +5,9 @@
 //! A tile is `threads × vectors_per_thread` vectors; unit `t` owns the consecutive vectors
 //! `[t * vpt, (t + 1) * vpt)` of its tile (blocked), so its set flags fit one `u32` bit mask
 //! (`vpt × vector width ≤ 32`) and the selected elements leave in input order.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::lookback::{lookback_with, LookbackShared, TileCarry};
 use super::tile_state::{publish, AGGREGATE, PREFIX};
@@ -20,11 +23,18 @@ pub struct PassConfig {
     pub threads: u32,
     /// Consecutive vectors per unit (`vectors_per_thread × vector width ≤ 32`).
     pub vectors_per_thread: u32,
+    /// Cube scans and the look-back use plane (subgroup) operations.
     pub plane_ops: bool,
+    /// Predecessors read per look-back round without plane operations.
     pub window: u32,
+    /// Plane-wide windows walked over before waiting for a prefix.
     pub windows: u32,
+    /// Rounds waited on a silent predecessor before counting its tile (with flag bits such as
+    /// [`DEEP_FOLD`](super::lookback::DEEP_FOLD)).
     pub spins: u32,
+    /// Poll the look-back state with plain loads (CUDA; see `tile_state::load_word`).
     pub plain_reads: bool,
+    /// Widest plane of the device (the fold's lane loop is unrolled to it).
     pub plane_max: u32,
     /// The length is `min(len[0], n)` (a count held on the device), not `n`.
     pub device_len: bool,
@@ -39,7 +49,7 @@ pub struct PassConfig {
     /// its flags, so both loads are in flight together (otherwise each data vector is loaded
     /// after the tile's flag scan, and only where one of its flags is set).
     pub prefetch: bool,
-    /// Tile ids from the cube position instead of a ticket (see [`take_ticket`]).
+    /// Tile ids from the cube position instead of a ticket (see [`take_ticket()`]).
     pub ordered: bool,
 }
 
@@ -67,9 +77,15 @@ impl PassConfig {
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub enum CompactMode {
     /// `out[k] = data[i]` for the `k`-th set flag (and `out_values[k] = values[i]`).
-    Select { values: bool },
+    Select {
+        /// Also select `values` into `out_values` (key-value pairs).
+        values: bool,
+    },
     /// Selected elements first, the others after them from `total[0]` on (both stable).
-    Partition { values: bool },
+    Partition {
+        /// Also partition `values` into `out_values` (key-value pairs).
+        values: bool,
+    },
     /// The flags are the data: `out_index[k * rank + d]` = coordinate `d` of the `k`-th
     /// non-zero element (row-major, `shape = [rank, dims..]`).
     NonZero,
@@ -220,7 +236,7 @@ pub fn scan_shared<A: Numeric>(#[comptime] threads: u32) -> TileShared<A> {
 }
 
 /// The look-back of a pass over flat data (select, run-length): the exclusive prefix of `tile`
-/// (>= 1) under carry `G`, with the pass's look-back constants (see [`lookback_with`]); the
+/// (>= 1) under carry `G`, with the pass's look-back constants (see [`lookback_with()`]); the
 /// tile's inclusive prefix (combined with its aggregate `total`) is published on the way.
 #[cube]
 #[allow(clippy::too_many_arguments)]

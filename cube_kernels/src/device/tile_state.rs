@@ -7,6 +7,9 @@
 //! is never read: no fence is needed, the payload travels inside the atomics. The epoch
 //! (1..2^14, bumped by the host on each launch) makes stale words from an earlier launch
 //! invalid without clearing the buffer. Word 0 of the buffer is the tile-id counter.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use crate::ops::Item;
 use cubecl::prelude::*;
@@ -61,7 +64,9 @@ pub fn publish<A: Numeric>(
 /// A tile's status as read by a successor: 0 when not (completely) published yet.
 #[derive(CubeType, Clone, Copy)]
 pub struct TileStatus<A: Numeric> {
+    /// [`AGGREGATE`], [`PREFIX`] or 0 (nothing valid published yet).
     pub status: u32,
+    /// The published aggregate or inclusive prefix.
     pub item: Item<A>,
 }
 
@@ -79,7 +84,7 @@ fn load_word(state: &Array<Atomic<u32>>, view: &Array<u32>, i: usize, plain: boo
     }
 }
 
-/// Reads the status of `tile` (see [`load_word`] for `plain`).
+/// Reads the status of `tile` (see `load_word` for `plain`).
 #[cube]
 pub fn read_status<A: Numeric>(
     state: &Array<Atomic<u32>>,

@@ -1,5 +1,8 @@
 //! The value a scan carries: the running value and, for cummax / cummin with indices, the
 //! position (in scan order) of the element that holds it.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use super::ScanOp;
 use cubecl::prelude::*;
@@ -7,7 +10,9 @@ use cubecl::prelude::*;
 /// A scan value with the index of the element that selected it (`u32::MAX`: none).
 #[derive(CubeType, Clone, Copy)]
 pub struct Item<A: Numeric> {
+    /// The running value.
     pub value: A,
+    /// Position (in scan order) of the element holding it; `u32::MAX` for none.
     pub index: u32,
 }
 

@@ -6,6 +6,7 @@ mod item;
 mod max;
 mod min;
 mod mul;
+mod nan;
 mod radix_key;
 
 pub use add::Add;
@@ -13,11 +14,14 @@ pub use item::{combine_items, highest, identity_item, item_at, lowest, Item};
 pub use max::Max;
 pub use min::Min;
 pub use mul::Mul;
+pub use nan::is_nan;
 pub use radix_key::{key_less, ordered_key32, ordered_key64, radix_digit};
 
 use cubecl::prelude::*;
 
 /// An associative operator with an identity. `a` is always the earlier operand.
+// `#[cube]` adds undocumented `__expand_*` functions to the trait, and an expand trait.
+#[allow(missing_docs)]
 #[cube]
 pub trait ScanOp: 'static + Send + Sync {
     /// The identity element: `combine(identity(), x) == x` for every `x`.
@@ -27,19 +31,4 @@ pub trait ScanOp: 'static + Send + Sync {
     /// Selection operators: whether the later operand `b` replaces `a` (ties and NaN pick the
     /// later one, as PyTorch's cummax / cummin do). Arithmetic operators return `false`.
     fn take_second<A: Numeric>(a: A, b: A) -> bool;
-}
-
-/// True only for a float NaN (always false for integers). Tested on the bits: `x != x` is
-/// folded away by some shader compilers (llvmpipe returned false for NaN).
-#[cube]
-#[allow(clippy::useless_conversion)] // `.into()`: the expanded branch returns an expression
-pub fn is_nan<A: Numeric>(x: A) -> bool {
-    let ty = type_of::<A>();
-    if comptime![ty.elem_type().is_float()] {
-        // f64 and f16 NaN stay NaN through the cast to f32.
-        let bits = u32::reinterpret(f32::cast_from(x));
-        (bits & 0x7fff_ffffu32) > 0x7f80_0000u32
-    } else {
-        false.into()
-    }
 }

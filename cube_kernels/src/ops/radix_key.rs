@@ -13,6 +13,9 @@
 //! - f16 / bf16: the same on their own 16 bits (16-bit keys: two 8-bit digits).
 //!
 //! Keys of at most 4 bytes order as `u32`, 8-byte keys as `u64`.
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
 
 use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;

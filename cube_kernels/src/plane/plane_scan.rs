@@ -1,3 +1,7 @@
+// `#[cube]` generates an undocumented module (and its items) beside each function, and
+// `#[derive(CubeType)]` an undocumented expand type beside each type.
+#![allow(missing_docs)]
+
 use crate::ops::{combine_items, Item, ScanOp};
 use cubecl::prelude::*;
 
