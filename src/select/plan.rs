@@ -81,8 +81,12 @@ impl Pass {
         packed_flags: bool,
     ) -> Result<Self> {
         let mut vec = vector_width(capacity, sizes);
-        let shared_limit = client.properties().hardware.max_shared_memory_size;
-        let limit = shared_limit.saturating_sub(12 * 1024);
+        let limits = PassLimits::of(client);
+        let shared_limit = limits.shared;
+        // What the scans and look-back take beside the staged selection, at least the 12 KiB
+        // the tiles were tuned with (more with 64-wide planes and 8-byte accumulators).
+        let reserve = limits.pass_shared_bytes(THREADS, acc_bytes).max(12 * 1024);
+        let limit = shared_limit.saturating_sub(reserve);
         let budget = (32 * 1024).min(limit);
         // Byte flags are read in whole vectors of words: four vectors per unit at least.
         let min_vpt = if packed_flags { 4 } else { 1 };
