@@ -304,18 +304,65 @@ fn in_stream_order<B: PrimBackend>(dev: &B::Device) {
     assert_eq!(v, vec![2.0, 2.0, 3.0, 3.0, 4.0]);
 }
 
-/// Empty tensors keep their shape.
+/// Empty tensors keep their shape, through every family. The inputs are made from data (no
+/// burn kernel), so that on CUDA, where a launch of no cubes fails and leaves the client
+/// unusable, only the adapter's launches are tested: a float `[1, 0]` through `prim_nonzero`
+/// once did that (the long run's call 266 on an H100).
 fn empty<B: PrimBackend>(dev: &B::Device) {
-    let x = Tensor::<B, 2>::zeros([0, 4], dev);
+    let f = |shape: [usize; 2]| {
+        Tensor::<B, 2>::from_data(TensorData::new(Vec::<f32>::new(), shape), dev)
+    };
+    let i = |shape: [usize; 2]| {
+        Tensor::<B, 2, Int>::from_data(TensorData::new(Vec::<i32>::new(), shape), dev)
+    };
+    let b = |shape: [usize; 2]| {
+        Tensor::<B, 2, Bool>::from_data(TensorData::new(Vec::<bool>::new(), shape), dev)
+    };
+    let x = f([0, 4]);
     assert_eq!(x.clone().prim_cumsum(1).dims(), [0, 4]);
-    let (v, i) = x.prim_cummin_with_indices(0);
-    assert_eq!((v.dims(), i.dims()), ([0, 4], [0, 4]));
+    let (v, ix) = x.prim_cummin_with_indices(0);
+    assert_eq!((v.dims(), ix.dims()), ([0, 4], [0, 4]));
     // An empty last dimension: burn's strides of `[3, 0]` are `[0, 1]`, which the contiguous
     // ops once refused (a panic, which poisons a `Fusion` stream).
-    let x = Tensor::<B, 2>::zeros([3, 0], dev);
-    assert_eq!(x.clone().bool().prim_nonzero().dims(), [0, 2]);
-    assert_eq!(x.clone().prim_unique().dims(), [0]);
-    assert_eq!(x.clone().prim_sort(1).dims(), [3, 0]);
+    for shape in [[3, 0], [1, 0], [0, 3]] {
+        let x = f(shape);
+        assert_eq!(x.clone().prim_nonzero().dims(), [0, 2], "{shape:?}");
+        assert_eq!(b(shape).prim_nonzero().dims(), [0, 2], "{shape:?}");
+        assert_eq!(i(shape).prim_nonzero().dims(), [0, 2], "{shape:?}");
+        let count = x.clone().prim_count_nonzero().into_data().convert::<i64>();
+        assert_eq!(count.to_vec::<i64>().unwrap(), vec![0], "{shape:?}");
+        assert_eq!(
+            x.clone().prim_masked_select(b(shape)).dims(),
+            [0],
+            "{shape:?}"
+        );
+        assert_eq!(x.clone().prim_unique().dims(), [0], "{shape:?}");
+        let u = x.clone().prim_unique_with(true, true);
+        assert_eq!(u.values.dims(), [0], "{shape:?}");
+        assert_eq!(x.clone().prim_unique_consecutive().dims(), [0], "{shape:?}");
+        let (k, vals) = i(shape).prim_reduce_by_key(x.clone(), cubeprim::ScanOp::Sum);
+        assert_eq!((k.dims(), vals.dims()), ([0], [0]), "{shape:?}");
+        assert_eq!(i(shape).prim_histogram(4).dims(), [4], "{shape:?}");
+        assert_eq!(x.clone().prim_sort(1).dims(), shape, "{shape:?}");
+        let (v, ix) = x.clone().prim_sort_with_indices(1);
+        assert_eq!((v.dims(), ix.dims()), (shape, shape), "{shape:?}");
+        assert_eq!(i(shape).prim_argsort(1).dims(), shape, "{shape:?}");
+        assert_eq!(x.clone().prim_topk(0, 1).dims(), [shape[0], 0], "{shape:?}");
+        assert_eq!(x.clone().prim_cumsum(1).dims(), shape, "{shape:?}");
+        assert_eq!(x.clone().prim_cumprod(0).dims(), shape, "{shape:?}");
+        let (v, ix) = i(shape).prim_cummax_with_indices(1);
+        assert_eq!((v.dims(), ix.dims()), (shape, shape), "{shape:?}");
+        assert_eq!(x.clone().prim_sum_dim(1).dims(), [shape[0], 1], "{shape:?}");
+        let sum = x
+            .clone()
+            .prim_sum()
+            .into_data()
+            .convert::<f32>()
+            .to_vec::<f32>()
+            .unwrap();
+        assert_eq!(sum, vec![0.0], "{shape:?}");
+    }
+    let x = f([3, 0]);
     let sorted = Tensor::<B, 2>::from_floats([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dev);
     let at = sorted.prim_searchsorted(x.clone(), cubeprim::Side::Left);
     assert_eq!(at.dims(), [3, 0]);
@@ -1230,6 +1277,21 @@ macro_rules! backend_tests {
 backend_tests!(wgpu_fused, WgpuFused, wgpu_device(), [F32, F16]);
 backend_tests!(wgpu_plain, WgpuPlain, wgpu_device(), [F32, F16]);
 backend_tests!(ndarray, Cpu, Default::default(), [F32, F64]);
+// With `test-cuda` (the suite built for the GPU machine): the same tests on burn's CUDA
+// backends, plain (byte bools, as burn's `Cuda` stores them) and fused.
+#[cfg(feature = "test-cuda")]
+type CudaPlain = CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+#[cfg(feature = "test-cuda")]
+type CudaFused = burn::backend::Cuda;
+#[cfg(feature = "test-cuda")]
+fn cuda_device() -> burn::backend::cuda::CudaDevice {
+    let _ = common::client();
+    Default::default()
+}
+#[cfg(feature = "test-cuda")]
+backend_tests!(cuda_plain, CudaPlain, cuda_device(), [F32, F16]);
+#[cfg(feature = "test-cuda")]
+backend_tests!(cuda_fused, CudaFused, cuda_device(), [F32, F16]);
 
 /// Index outputs take the backend's int dtype (i32 on Wgpu, where lavapipe computes i64).
 #[test]

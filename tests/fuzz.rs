@@ -1744,7 +1744,7 @@ pub fn run_cases(c: &Client, first: u64, count: u64, progress: bool) -> Vec<Stri
                 failures.push(e);
             }
         }
-        if progress && (seed - first + 1).is_multiple_of(500) {
+        if progress && (seed - first + 1).is_multiple_of(50) {
             eprintln!(
                 "fuzz: {} cases, {} mismatches, {:.0} s",
                 seed - first + 1,

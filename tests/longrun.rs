@@ -144,7 +144,7 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
         if i + 1 == warm {
             at_warm = Some(usage(c, &ws)?);
         }
-        if (i + 1) % (n_calls / 10).max(1) == 0 {
+        if (i + 1) % (n_calls / 50).max(1) == 0 {
             let u = usage(c, &ws)?;
             peak_reserved = peak_reserved.max(u.reserved);
             if verbose {

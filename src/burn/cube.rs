@@ -89,6 +89,24 @@ fn checked_once<R: Runtime, O: PrimOp>(
     Ok(())
 }
 
+/// Whether `t` has no elements. burn's element-wise kernels (cast, bool cast, contiguous copy)
+/// launch no cubes for it, and on CUDA such a launch fails (`CUDA_ERROR_INVALID_VALUE`) and
+/// leaves the client's server invalid for every later call: the adapter launches none of them
+/// for an empty tensor.
+fn is_empty<R: CubeRuntime>(t: &CubeTensor<R>) -> bool {
+    t.meta.shape().iter().product::<usize>() == 0
+}
+
+/// A new empty tensor of `t`'s shape in `dtype` (no launch).
+fn empty_as<R: CubeRuntime>(t: &CubeTensor<R>, dtype: ::burn::tensor::DType) -> CubeTensor<R> {
+    burn_cubecl::ops::numeric::empty_device_dtype(
+        t.client.clone(),
+        t.device.clone(),
+        Shape::from(t.meta.shape().to_vec()),
+        dtype,
+    )
+}
+
 /// The cubeprim view of a `CubeTensor` (same buffer, strides and dtype).
 pub(crate) fn device_view<R: CubeRuntime>(
     t: &CubeTensor<R>,
@@ -144,10 +162,13 @@ where
                 if t.dtype.is_bool() && t.dtype.size() != 4 && !(bytes && op.reads_byte_flags(i)) {
                     // Bool storage other than u32, where the op does not read bytes: one
                     // contiguous copy as u32 flags.
-                    burn_cubecl::kernel::bool_cast(t, ::burn::tensor::DType::U32)
-                } else if op.needs_contiguous() && t.meta.shape().iter().product::<usize>() > 0 {
-                    // An empty view is contiguous as it is (`DeviceTensor::is_contiguous`): no
-                    // copy kernel of no elements (a launch of no cubes fails on CUDA).
+                    if is_empty(&t) {
+                        empty_as(&t, ::burn::tensor::DType::U32)
+                    } else {
+                        burn_cubecl::kernel::bool_cast(t, ::burn::tensor::DType::U32)
+                    }
+                } else if op.needs_contiguous() && !is_empty(&t) {
+                    // An empty view is contiguous as it is (`DeviceTensor::is_contiguous`).
                     burn_cubecl::kernel::into_contiguous(t)
                 } else {
                     t
@@ -177,6 +198,8 @@ where
                 );
                 if prim_dtype(want).ok() == Some(out.dtype) {
                     t.dtype = want;
+                } else if spec.dtype == OutDType::Index && is_empty(&t) {
+                    t = empty_as(&t, want);
                 } else if spec.dtype == OutDType::Index {
                     t = burn_cubecl::kernel::cast(t, want);
                 } else {
