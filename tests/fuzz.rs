@@ -913,12 +913,20 @@ pub fn case_caught(
         (None, MAX_TOTAL) => case(c, ws, seed),
         _ => case_in(c, ws, seed, family, max),
     };
-    match catch_unwind(AssertUnwindSafe(|| run(ws))) {
+    let result = match catch_unwind(AssertUnwindSafe(|| run(ws))) {
         Ok(r) => r,
         Err(p) => {
             *ws = Workspace::new();
             Err(format!("seed {seed}: panic: {}", panic_message(&*p)))
         }
+    };
+    // A launch the runtime refused (wgpu: more shared memory than the device has) returns no
+    // error from the launch: cubecl keeps it on the stream until a flush. Each case flushes, so
+    // a refused kernel fails the case that launched it, not a later one.
+    match (result, c.flush()) {
+        (r, Ok(())) => r,
+        (Ok(what), Err(e)) => Err(format!("seed {seed} ({what}): the runtime reports {e:?}")),
+        (Err(m), Err(e)) => Err(format!("{m}; the runtime reports {e:?}")),
     }
 }
 
