@@ -295,7 +295,11 @@ pub fn prod_within(d: DType, got: f64, exact: f64, factors: f64) -> bool {
         DType::BF16 => bf16::EPSILON.to_f64() / 2.0,
         _ => f32::EPSILON as f64 / 2.0,
     };
-    let acc = if d == DType::F64 { u(DType::F64) } else { u(DType::F32) };
+    let acc = if d == DType::F64 {
+        u(DType::F64)
+    } else {
+        u(DType::F32)
+    };
     exact.is_finite()
         && (got - exact).abs() <= ((factors + 1.0) * acc + u(d)) * exact.abs() + tiny(d)
 }
