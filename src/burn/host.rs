@@ -209,7 +209,11 @@ pub fn scan<E: ScanElement>(
         &rows_data
     };
     let task = rows_per_task(outer * inner, n) * n;
-    let mut out = rows.to_vec();
+    let mut out = if indexed {
+        rows.to_vec()
+    } else {
+        vec![bytemuck::Zeroable::zeroed(); rows.len()]
+    };
     let mut idx = if indexed {
         vec![0i64; rows.len()]
     } else {
@@ -226,12 +230,14 @@ pub fn scan<E: ScanElement>(
                 Ok::<_, crate::Error>(())
             })?;
     } else {
+        // Each row scanned straight into the output (the same operations as `cpu::scan`).
         out.par_chunks_mut(task)
             .zip(rows.par_chunks(task))
-            .try_for_each(|(o, x)| {
-                o.copy_from_slice(&cpu::scan(x, &[x.len() / n, n], 1, op, opts)?);
-                Ok::<_, crate::Error>(())
-            })?;
+            .for_each(|(o, x)| {
+                for (o, x) in o.chunks_mut(n).zip(x.chunks(n)) {
+                    cpu::scan_block_into(x, o, n, 1, op, opts);
+                }
+            });
     }
     if inner == 1 {
         Ok((out, idx))

@@ -18,6 +18,8 @@ mod unique;
 pub use histogram::histogram;
 pub use reduce::reduce;
 pub use runs::{reduce_by_key, unique_consecutive};
+#[cfg(feature = "burn")]
+pub(crate) use scan::scan_block_into;
 pub use scan::{scan, scan_with_indices, take_second, ScanElement};
 pub use select::{is_set, nonzero, partition, select};
 pub use sort::{

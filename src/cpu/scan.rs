@@ -122,7 +122,85 @@ pub fn scan<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
 ) -> Result<Vec<E>> {
-    Ok(scan_impl(data, shape, axis, op, opts, false)?.0)
+    super::check_shape(data.len(), shape, Some(axis))?;
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let mut out = data.to_vec();
+    if n > 0 && inner > 0 {
+        for (x, o) in data.chunks(n * inner).zip(out.chunks_mut(n * inner)) {
+            scan_block_into(x, o, n, inner, op, opts);
+        }
+    }
+    Ok(out)
+}
+
+/// The scan without indices of one `[n, inner]` block (row-major) of `x` into `out`, the
+/// operator fixed at compile time and the block read and written in order, a row of `inner`
+/// accumulators at a time. The same operations in the same order as [`scan_with_indices`], so
+/// the same bits.
+pub(crate) fn scan_block_into<E: ScanElement>(
+    x: &[E],
+    out: &mut [E],
+    n: usize,
+    inner: usize,
+    op: ScanOp,
+    opts: ScanOptions,
+) {
+    match op {
+        ScanOp::Sum => block_with(x, out, n, inner, op, opts, |a, b| {
+            E::combine(ScanOp::Sum, a, b)
+        }),
+        ScanOp::Prod => block_with(x, out, n, inner, op, opts, |a, b| {
+            E::combine(ScanOp::Prod, a, b)
+        }),
+        ScanOp::Max => block_with(x, out, n, inner, op, opts, |a, b| {
+            E::combine(ScanOp::Max, a, b)
+        }),
+        ScanOp::Min => block_with(x, out, n, inner, op, opts, |a, b| {
+            E::combine(ScanOp::Min, a, b)
+        }),
+    }
+}
+
+#[inline(always)]
+fn block_with<E: ScanElement>(
+    x: &[E],
+    out: &mut [E],
+    n: usize,
+    inner: usize,
+    op: ScanOp,
+    opts: ScanOptions,
+    combine: impl Fn(E::Acc, E::Acc) -> E::Acc,
+) {
+    let (x, out) = (&x[..n * inner], &mut out[..n * inner]);
+    if inner == 1 {
+        let mut acc = E::identity(op);
+        let mut step = |(o, &v): (&mut E, &E)| {
+            let next = combine(acc, E::to_acc(v));
+            *o = E::from_acc(if opts.exclusive { acc } else { next });
+            acc = next;
+        };
+        if opts.reverse {
+            out.iter_mut().zip(x).rev().for_each(&mut step);
+        } else {
+            out.iter_mut().zip(x).for_each(&mut step);
+        }
+        return;
+    }
+    let mut acc = vec![E::identity(op); inner];
+    let mut row = |j: usize| {
+        let (xr, or) = (&x[j * inner..][..inner], &mut out[j * inner..][..inner]);
+        for ((a, o), &v) in acc.iter_mut().zip(or).zip(xr) {
+            let next = combine(*a, E::to_acc(v));
+            *o = E::from_acc(if opts.exclusive { *a } else { next });
+            *a = next;
+        }
+    };
+    if opts.reverse {
+        (0..n).rev().for_each(&mut row);
+    } else {
+        (0..n).for_each(&mut row);
+    }
 }
 
 /// Scan with the index (along `axis`) of the element holding each running max / min; `-1`
@@ -184,4 +262,67 @@ fn scan_impl<E: ScanElement>(
         }
     }
     Ok((out, idx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values with ties, ±0, ±inf and NaN, from a fixed generator.
+    fn floats(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                match s % 16 {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    2 => 0.0,
+                    3 => f32::INFINITY,
+                    4 => f32::NEG_INFINITY,
+                    k => (k as f32 - 9.0) * 0.37 + (s >> 40) as f32 * 1e-7,
+                }
+            })
+            .collect()
+    }
+
+    /// `scan`'s fast path does what the indexed scan does, bit for bit, on every axis, operator
+    /// and direction, for floats (NaN, ±0, ties) and wrapping integers.
+    #[test]
+    fn scan_matches_the_indexed_scan_bit_for_bit() {
+        let shapes: [&[usize]; 7] = [&[0], &[1], &[7], &[5, 3], &[2, 3, 4], &[3, 0, 2], &[1000]];
+        for (k, shape) in shapes.iter().enumerate() {
+            let n: usize = shape.iter().product();
+            let f = floats(n, k as u64);
+            let u: Vec<u32> = f.iter().map(|x| x.to_bits().rotate_left(7)).collect();
+            let h: Vec<f16> = f.iter().map(|&x| f16::from_f32(x)).collect();
+            for axis in 0..shape.len() {
+                for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
+                    for (exclusive, reverse) in
+                        [(false, false), (true, false), (false, true), (true, true)]
+                    {
+                        let opts = ScanOptions {
+                            exclusive,
+                            reverse,
+                            ..ScanOptions::default()
+                        };
+                        let what = format!("{shape:?} axis {axis} {op:?} {opts:?}");
+                        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        let got = scan(&f, shape, axis, op, opts).unwrap();
+                        let want = scan_with_indices(&f, shape, axis, op, opts).unwrap().0;
+                        assert_eq!(bits(&got), bits(&want), "f32 {what}");
+                        let got = scan(&u, shape, axis, op, opts).unwrap();
+                        let want = scan_with_indices(&u, shape, axis, op, opts).unwrap().0;
+                        assert_eq!(got, want, "u32 {what}");
+                        let got = scan(&h, shape, axis, op, opts).unwrap();
+                        let want = scan_with_indices(&h, shape, axis, op, opts).unwrap().0;
+                        let hb = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(hb(&got), hb(&want), "f16 {what}");
+                    }
+                }
+            }
+        }
+    }
 }
