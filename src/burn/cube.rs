@@ -94,7 +94,7 @@ fn checked_once<R: Runtime, O: PrimOp>(
 /// leaves the client's server invalid for every later call: the adapter launches none of them
 /// for an empty tensor.
 fn is_empty<R: CubeRuntime>(t: &CubeTensor<R>) -> bool {
-    t.meta.shape().iter().product::<usize>() == 0
+    t.meta.num_elements() == 0
 }
 
 /// A new empty tensor of `t`'s shape in `dtype` (no launch).

@@ -125,7 +125,7 @@ pub fn scan<E: ScanElement>(
     super::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
-    let mut out = data.to_vec();
+    let mut out = vec![bytemuck::Zeroable::zeroed(); data.len()];
     if n > 0 && inner > 0 {
         for (x, o) in data.chunks(n * inner).zip(out.chunks_mut(n * inner)) {
             scan_block_into(x, o, n, inner, op, opts);
@@ -173,13 +173,15 @@ fn block_with<E: ScanElement>(
     combine: impl Fn(E::Acc, E::Acc) -> E::Acc,
 ) {
     let (x, out) = (&x[..n * inner], &mut out[..n * inner]);
+    // One element into its accumulator: the output takes the value before (exclusive) or after.
+    let fold = |a: &mut E::Acc, o: &mut E, v: E| {
+        let next = combine(*a, E::to_acc(v));
+        *o = E::from_acc(if opts.exclusive { *a } else { next });
+        *a = next;
+    };
     if inner == 1 {
         let mut acc = E::identity(op);
-        let mut step = |(o, &v): (&mut E, &E)| {
-            let next = combine(acc, E::to_acc(v));
-            *o = E::from_acc(if opts.exclusive { acc } else { next });
-            acc = next;
-        };
+        let mut step = |(o, &v): (&mut E, &E)| fold(&mut acc, o, v);
         if opts.reverse {
             out.iter_mut().zip(x).rev().for_each(&mut step);
         } else {
@@ -191,9 +193,7 @@ fn block_with<E: ScanElement>(
     let mut row = |j: usize| {
         let (xr, or) = (&x[j * inner..][..inner], &mut out[j * inner..][..inner]);
         for ((a, o), &v) in acc.iter_mut().zip(or).zip(xr) {
-            let next = combine(*a, E::to_acc(v));
-            *o = E::from_acc(if opts.exclusive { *a } else { next });
-            *a = next;
+            fold(a, o, v);
         }
     };
     if opts.reverse {
@@ -212,27 +212,12 @@ pub fn scan_with_indices<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
 ) -> Result<(Vec<E>, Vec<i64>)> {
-    scan_impl(data, shape, axis, op, opts, true)
-}
-
-fn scan_impl<E: ScanElement>(
-    data: &[E],
-    shape: &[usize],
-    axis: usize,
-    op: ScanOp,
-    opts: ScanOptions,
-    with_indices: bool,
-) -> Result<(Vec<E>, Vec<i64>)> {
     super::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
     let mut out = data.to_vec();
-    let mut idx = if with_indices {
-        vec![0i64; data.len()]
-    } else {
-        Vec::new()
-    };
+    let mut idx = vec![0i64; data.len()];
     for o in 0..outer {
         for i in 0..inner {
             let mut acc = E::identity(op);
@@ -253,9 +238,7 @@ fn scan_impl<E: ScanElement>(
                     (next, next_idx)
                 };
                 out[at] = E::from_acc(v);
-                if with_indices {
-                    idx[at] = vi;
-                }
+                idx[at] = vi;
                 acc = next;
                 acc_idx = next_idx;
             }
