@@ -353,29 +353,34 @@ fn lookback_async_copy_cuda() {
             cuda.contains("__cp_async_arrive"),
             "{name}: copies not committed"
         );
-        // The shared layout is the same in every expansion (cubecl-opt as patched in
-        // vendor/cubecl-opt: arrays allocated in declaration order), and the copies' barrier is
-        // never at byte 0, where the H200 ran this kernel 19 % slower (BENCHMARKS.md, stop 26).
-        let again = cuda_source(
-            define_scan_rows::<T, T, i32, O>(name, vec, cfg, lookback(true), false),
-            ExecutionMode::Unchecked,
-        );
-        let mut a: Vec<&str> = cuda.lines().collect();
-        let mut b: Vec<&str> = again.lines().collect();
-        a.sort_unstable();
-        b.sort_unstable();
-        assert!(
-            a == b,
-            "{name}: two expansions laid shared memory out differently"
-        );
-        let barrier = cuda
-            .lines()
-            .find(|l| l.contains("cuda::barrier") && l.contains("dynamic_shared_mem["))
-            .unwrap_or_else(|| panic!("{name}: no shared barrier"));
-        assert!(
-            !barrier.contains("dynamic_shared_mem[0]"),
-            "{name}: the copies' barrier at byte 0: {barrier}"
-        );
+        // The copies' barrier is never at byte 0, where the H200 ran this kernel 19 % slower
+        // (BENCHMARKS.md, "A fixed shared layout"): the tile's scan scratch is there
+        // (`lead_shared`). cubecl-opt places the other arrays in a hash set's order, which
+        // differs from one expansion to the next, so eight expansions are checked (with three
+        // arrays or more after the first, each had a chance of one in three or more).
+        for k in 0..8 {
+            let src = if k == 0 {
+                cuda.clone()
+            } else {
+                cuda_source(
+                    define_scan_rows::<T, T, i32, O>(name, vec, cfg, lookback(true), false),
+                    ExecutionMode::Unchecked,
+                )
+            };
+            let first = src
+                .lines()
+                .find(|l| l.contains("dynamic_shared_mem[0])"))
+                .unwrap_or_else(|| panic!("{name}: nothing at byte 0"));
+            assert!(
+                !first.contains("cuda::barrier"),
+                "{name}, expansion {k}: the copies' barrier at byte 0: {first}"
+            );
+            assert!(
+                src.lines()
+                    .any(|l| l.contains("cuda::barrier") && l.contains("dynamic_shared_mem[")),
+                "{name}, expansion {k}: no shared barrier"
+            );
+        }
     }
     one::<f32, Add>("scan_rows_f32_add_async", 4, false);
     one::<f32, Max>("scan_rows_f32_max_async_excl", 4, true);

@@ -351,8 +351,8 @@ impl ScanPlan {
         // Asynchronous copies wherever the device has them (CUDA sm_80+) and the tile allows,
         // unless a tuning turns them off. On the H200 (1-D 2^28 f32, CUDA events; BENCHMARKS.md,
         // stop 26): 0.552-0.555 ms against 0.600-0.608 with plain loads, in every shared layout
-        // but one with the copies' barrier at byte 0 (0.658), which the declaration-order layout
-        // of the patched cubecl-opt never gives this kernel (its scan scratch comes first). The
+        // but one with the copies' barrier at byte 0 (0.658), which the kernel never has (its
+        // scan scratch is put there: `cubeprim_kernels::cube::lead_shared`). The
         // stage holds accumulators: copied straight from the input where they are its own type,
         // in 4-, 8- or 16-byte vectors, read forwards.
         let async_copy = stage

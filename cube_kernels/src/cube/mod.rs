@@ -11,7 +11,8 @@
 //!   plane operations).
 //! - `tile_reduction`: the combination of one tile (unit folds + one cube-wide scan);
 //! - `segmented_scan`: the run-length (segmented) combine and its cube-wide exclusive scan;
-//! - `shared_counters`: clearing the shared atomic counters a cube counts digits into.
+//! - `shared_counters`: clearing the shared atomic counters a cube counts digits into;
+//! - `shared_order`: which shared array sits at byte 0, whatever order the optimiser allocates in.
 
 mod config;
 mod cube_scan;
@@ -19,6 +20,7 @@ mod radix_rank;
 mod radix_rank_match;
 mod segmented_scan;
 mod shared_counters;
+mod shared_order;
 mod staged_tile_scan;
 mod tile_reduction;
 mod tile_scan;
@@ -31,6 +33,7 @@ pub use segmented_scan::{
     combine_runs, cube_exclusive_segmented_scan, cube_exclusive_segmented_scan_with,
 };
 pub use shared_counters::clear_shared_counters;
+pub use shared_order::lead_shared;
 pub use staged_tile_scan::{
     load_tile_staged, tile_aggregate_staged, write_tile_staged, StagedTile,
 };

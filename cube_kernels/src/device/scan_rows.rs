@@ -13,7 +13,8 @@ use super::select::take_ticket;
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use super::{row_length, row_offsets};
 use crate::cube::{
-    load_tile, load_tile_staged, write_tile, write_tile_staged, StagedTile, TileConfig, TileShared,
+    lead_shared, load_tile, load_tile_staged, write_tile, write_tile_staged, StagedTile,
+    TileConfig, TileShared,
 };
 use crate::ops::{identity_item, Item, ScanOp};
 use cubecl::prelude::*;
@@ -73,8 +74,10 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     #[comptime] device_len: bool,
 ) {
     let t = UNIT_POS;
-    let n_vec = row_length(len, n_vec, device_len);
     let mut sh = TileShared::<A>::new(cfg);
+    // The tile's scan scratch at byte 0, so the copies' barrier of a staged tile never is.
+    lead_shared::<A>(&mut sh.scan_v);
+    let n_vec = row_length(len, n_vec, device_len);
     let mut tile_id = CUBE_POS as u32;
     if comptime![matches!(mode, ScanMode::Lookback { .. })] {
         let ordered = comptime![matches!(mode, ScanMode::Lookback { ordered: true, .. })];
