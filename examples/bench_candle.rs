@@ -113,7 +113,7 @@ fn rayon_threads() -> usize {
 #[cfg(feature = "candle-cuda")]
 mod cuda {
     use super::*;
-    use candle_core::DType;
+    use candle_core::{DType, D};
     use cubeprim::{ScanOp, ScanOptions};
 
     /// Largest |a - b| relative to the scale of b (exact comparison for integers).
@@ -158,8 +158,8 @@ mod cuda {
             let gi = gi
                 .to_device(&Device::Cpu)?
                 .flatten_all()?
-                .to_vec1::<i64>()?;
-            if gi != wi.flatten_all()?.to_vec1::<i64>()? {
+                .to_vec1::<u32>()?;
+            if gi != wi.flatten_all()?.to_vec1::<u32>()? {
                 return Ok(Some("indices differ".into()));
             }
         }
@@ -318,8 +318,8 @@ mod cuda {
                 Ok(t) => ms(t),
                 Err(e) => format!("fails: {}", first_line(&e.to_string())),
             };
-            let ours = time(dev, 10, || x.arg_sort_stable(true))?;
-            let top = time(dev, 10, || Ok(x.top_k(8)?.1))?;
+            let ours = time(dev, 10, || x.arg_sort_stable(D::Minus1, true))?;
+            let top = time(dev, 10, || Ok(x.top_k(8, D::Minus1)?.1))?;
             println!(
                 "| {shape:?} | {} | {sort} | {} | {} |",
                 ms(copy),

@@ -15,8 +15,8 @@
 //! 4. offsets of each expert's segment: `exclusive_scan_sum` of the counts;
 //! 5. gather: each expert's tokens, contiguous (`index_select` of token = assignment / k).
 
-use candle_core::{Device, Result, Tensor};
-use cubeprim::candle::{RunsExt, ScanExt, SortExt};
+use candle_core::{Device, Result, Tensor, D};
+use cubeprim::candle::prelude::*;
 
 const TOKENS: usize = 4096;
 const EXPERTS: usize = 64;
@@ -37,10 +37,10 @@ struct Routing {
 
 fn route(logits: &Tensor, hidden: &Tensor) -> Result<Routing> {
     // 1. top-k experts of each token.
-    let (_, topk) = logits.top_k(TOP_K)?;
+    let (_, topk) = logits.top_k(TOP_K, D::Minus1)?;
     let experts = topk.flatten_all()?; // [n] u32
                                        // 2. the assignments grouped by expert (stable: token order within an expert).
-    let order = experts.arg_sort_stable(true)?;
+    let order = experts.arg_sort_stable(0, true)?;
     // 3. tokens per expert.
     let counts = experts.histogram(EXPERTS)?;
     // 4. where each expert's segment starts.

@@ -7,7 +7,7 @@
 //!   message, where `Device::new_cuda(0)` fails).
 #![cfg(feature = "candle-cuda")]
 
-use candle_core::{DType as CDType, Device, Tensor};
+use candle_core::{DType as CDType, Device, Tensor, D};
 use cubeprim::candle::cuda::compile_ptx;
 use cubeprim::candle::kernels::{scan_rows_source, Target, SCAN_ROWS};
 use cubeprim::candle::{DeviceLimits, ScanExt, ScanLaunch};
@@ -100,6 +100,17 @@ fn every_op_on_cuda_matches_the_cpu() {
                         );
                     }
                 }
+                // Indices: the kernel's i64 cast to u32 (`u32::MAX` where an exclusive scan
+                // has no element yet), as the CPU path writes them.
+                let idx = |t: &Tensor, opts| {
+                    let (_, i) = t.scan_with_indices(axis, ScanOp::Max, opts).unwrap();
+                    assert_eq!(i.dtype(), CDType::U32);
+                    let i = i.to_device(&Device::Cpu).unwrap().flatten_all().unwrap();
+                    i.to_vec1::<u32>().unwrap()
+                };
+                for opts in [ScanOptions::default(), ScanOptions::default().exclusive()] {
+                    assert_eq!(idx(&g, opts), idx(&h, opts), "{dt:?} {shape:?} axis {axis}");
+                }
             }
         }
     }
@@ -125,6 +136,23 @@ fn same(got: &Tensor, want: &Tensor, what: &str) {
             x == y || (x.is_nan() && y.is_nan()),
             "{what}: [{i}] {x} vs {y}"
         );
+    }
+}
+
+/// The outputs of a `_padded` call on CUDA against the CPU's (each list ending with the `[1]`
+/// count): the counts equal, the GPU's left on the device, and the first `count` rows of
+/// every other output equal (the rest is unspecified).
+fn same_padded(got: &[&Tensor], want: &[&Tensor], what: &str) {
+    let (gc, wc) = (got[got.len() - 1], want[want.len() - 1]);
+    assert!(
+        gc.device().is_cuda(),
+        "{what}: the count stays on the device"
+    );
+    same(gc, wc, &format!("{what}: count"));
+    let k = wc.to_vec1::<u32>().unwrap()[0] as usize;
+    for (o, (g, w)) in got.iter().zip(want).take(got.len() - 1).enumerate() {
+        let cut = |t: &Tensor| t.narrow(0, 0, k).unwrap();
+        same(&cut(g), &cut(w), &format!("{what}: output {o}"));
     }
 }
 
@@ -219,11 +247,24 @@ fn partition_reduce_by_key_and_friends_on_cuda_match_the_cpu() {
                 // Few distinct keys: long runs of ties, so stability shows.
                 for asc in [true, false] {
                     let ((wk, wv), (gk, gv)) = (
-                        hx.sort_pairs(&hy, asc).unwrap(),
-                        gx.sort_pairs(&gy, asc).unwrap(),
+                        hx.sort_pairs(&hy, D::Minus1, asc).unwrap(),
+                        gx.sort_pairs(&gy, D::Minus1, asc).unwrap(),
                     );
                     same(&gk, &wk, &format!("sort_pairs {asc} keys {what}"));
                     same(&gv, &wv, &format!("sort_pairs {asc} values {what}"));
+                    // Along the first dim: a transposed view, sorted, copied back.
+                    let ((wk, wv), (gk, gv)) = (
+                        hx.sort_pairs(&hy, 0, asc).unwrap(),
+                        gx.sort_pairs(&gy, 0, asc).unwrap(),
+                    );
+                    same(&gk, &wk, &format!("sort_pairs dim 0 {asc} keys {what}"));
+                    same(&gv, &wv, &format!("sort_pairs dim 0 {asc} values {what}"));
+                }
+                for op in [ScanOp::Sum, ScanOp::Max] {
+                    let (wk, wv, wc) = hx.reduce_by_key_padded(&hy, op).unwrap();
+                    let (gk, gv, gc) = gx.reduce_by_key_padded(&gy, op).unwrap();
+                    let what = format!("reduce_by_key_padded {op:?} {what}");
+                    same_padded(&[&gk, &gv, &gc], &[&wk, &wv, &wc], &what);
                 }
                 for right in [false, true] {
                     same(
@@ -312,36 +353,64 @@ fn every_family_on_cuda_matches_the_cpu() {
                 // Progress: a failure below names its case.
                 eprintln!("case {what} {:?}", hx.stride());
                 for asc in [true, false] {
-                    let ((wv, wi), (gv, gi)) =
-                        (hx.sort_stable(asc).unwrap(), gx.sort_stable(asc).unwrap());
+                    let ((wv, wi), (gv, gi)) = (
+                        hx.sort_stable(D::Minus1, asc).unwrap(),
+                        gx.sort_stable(D::Minus1, asc).unwrap(),
+                    );
                     same(&gv, &wv, &format!("sort {asc} {what}"));
                     same(&gi, &wi, &format!("sort indices {asc} {what}"));
                     same(
-                        &gx.arg_sort_stable(asc).unwrap(),
+                        &gx.arg_sort_stable(D::Minus1, asc).unwrap(),
                         &wi,
                         &format!("arg_sort {what}"),
                     );
                     same(
-                        &gx.sort_stable_values(asc).unwrap(),
+                        &gx.sort_stable_values(D::Minus1, asc).unwrap(),
                         &wv,
                         &format!("values {what}"),
                     );
+                    // Every other dim: moved last as a view, outputs copied back contiguous.
+                    for dim in 0..last {
+                        let ((wv, wi), (gv, gi)) = (
+                            hx.sort_stable(dim, asc).unwrap(),
+                            gx.sort_stable(dim, asc).unwrap(),
+                        );
+                        assert!(gi.is_contiguous(), "{what}");
+                        same(&gv, &wv, &format!("sort dim {dim} {asc} {what}"));
+                        same(&gi, &wi, &format!("sort dim {dim} indices {asc} {what}"));
+                    }
                 }
                 let k = (hx.dims()[last] / 3).max(1);
                 for (wt, gt) in [
-                    (hx.top_k(k).unwrap(), gx.top_k(k).unwrap()),
-                    (hx.bottom_k(k).unwrap(), gx.bottom_k(k).unwrap()),
+                    (
+                        hx.top_k(k, D::Minus1).unwrap(),
+                        gx.top_k(k, D::Minus1).unwrap(),
+                    ),
+                    (
+                        hx.bottom_k(k, D::Minus1).unwrap(),
+                        gx.bottom_k(k, D::Minus1).unwrap(),
+                    ),
+                    (hx.top_k(1, 0).unwrap(), gx.top_k(1, 0).unwrap()),
                 ] {
                     same(&gt.0, &wt.0, &format!("top_k {k} {what}"));
                     same(&gt.1, &wt.1, &format!("top_k {k} indices {what}"));
                 }
-                let sorted_h = hx.sort_stable_values(true).unwrap();
+                let sorted_h = hx.sort_stable_values(D::Minus1, true).unwrap();
                 let sorted_g = sorted_h.to_device(&dev).unwrap();
                 for side in [Side::Left, Side::Right] {
                     same(
-                        &sorted_g.search_sorted(&gx, side).unwrap(),
-                        &sorted_h.search_sorted(&hx, side).unwrap(),
+                        &sorted_g.search_sorted(&gx, D::Minus1, side).unwrap(),
+                        &sorted_h.search_sorted(&hx, D::Minus1, side).unwrap(),
                         &format!("search_sorted {side:?} {what}"),
+                    );
+                }
+                if last > 0 {
+                    let sorted_h = hx.sort_stable_values(0, true).unwrap();
+                    let sorted_g = sorted_h.to_device(&dev).unwrap();
+                    same(
+                        &sorted_g.search_sorted(&gx, 0, Side::Right).unwrap(),
+                        &sorted_h.search_sorted(&hx, 0, Side::Right).unwrap(),
+                        &format!("search_sorted dim 0 {what}"),
                     );
                 }
                 for axis in 0..hx.rank() {
@@ -382,6 +451,29 @@ fn every_family_on_cuda_matches_the_cpu() {
                     &hx.nonzero().unwrap(),
                     &format!("nonzero {what}"),
                 );
+                // The padded variants: the count on the device, the first `count` rows.
+                let (wp, wc) = hx.nonzero_padded().unwrap();
+                let (gp, gc) = gx.nonzero_padded().unwrap();
+                same_padded(&[&gp, &gc], &[&wp, &wc], &format!("nonzero_padded {what}"));
+                let (wp, wc) = hx.masked_select_padded(&hm).unwrap();
+                let (gp, gc) = gx.masked_select_padded(&gm).unwrap();
+                let padded = format!("masked_select_padded {what}");
+                same_padded(&[&gp, &gc], &[&wp, &wc], &padded);
+                for sorted in [false, true] {
+                    let ((wu, wc, wi, wk), (u, c, i, k)) = match sorted {
+                        true => (
+                            hx.unique_with_inverse_padded().unwrap(),
+                            gx.unique_with_inverse_padded().unwrap(),
+                        ),
+                        false => (
+                            hx.unique_consecutive_with_inverse_padded().unwrap(),
+                            gx.unique_consecutive_with_inverse_padded().unwrap(),
+                        ),
+                    };
+                    let padded = format!("unique padded {sorted} {what}");
+                    same_padded(&[&u, &c, &k], &[&wu, &wc, &wk], &padded);
+                    same(&i, &wi, &format!("{padded}: inverse"));
+                }
                 let (wu, wc, wi) = hx.unique_with_inverse().unwrap();
                 let (u, c, i) = gx.unique_with_inverse().unwrap();
                 same(&u, &wu, &format!("unique {what}"));
@@ -457,18 +549,18 @@ fn short_row_sorts_on_candles_stream_match_the_cpu() {
             for (hx, gx, what) in &views {
                 for asc in [true, false] {
                     let what = format!("{dt:?} {shape:?} {what} asc {asc}");
-                    let (gv, gi) = gx.sort_stable(asc).unwrap();
-                    let (hv, hi) = hx.sort_stable(asc).unwrap();
+                    let (gv, gi) = gx.sort_stable(D::Minus1, asc).unwrap();
+                    let (hv, hi) = hx.sort_stable(D::Minus1, asc).unwrap();
                     same(&gv, &hv, &format!("sort values {what}"));
                     same(&gi, &hi, &format!("sort indices {what}"));
                     same(
-                        &gx.arg_sort_stable(asc).unwrap(),
-                        &hx.arg_sort_stable(asc).unwrap(),
+                        &gx.arg_sort_stable(D::Minus1, asc).unwrap(),
+                        &hx.arg_sort_stable(D::Minus1, asc).unwrap(),
                         &format!("arg_sort {what}"),
                     );
                     same(
-                        &gx.sort_stable_values(asc).unwrap(),
-                        &hx.sort_stable_values(asc).unwrap(),
+                        &gx.sort_stable_values(D::Minus1, asc).unwrap(),
+                        &hx.sort_stable_values(D::Minus1, asc).unwrap(),
                         &format!("sort values only {what}"),
                     );
                     checked += 1;

@@ -565,8 +565,7 @@ mod via_candle {
     use crate::common::compare;
     use crate::fuzz::{check_exact, check_fold, reference as cpu_ref};
     use candle_core::{Device, Tensor, D};
-    use cubeprim::candle::{ReduceExt, RunsExt, ScanExt, SelectExt, Side, SortExt};
-    use cubeprim::{ScanOp, ScanOptions};
+    use cubeprim::candle::prelude::*;
 
     fn ce(e: candle_core::Error) -> String {
         format!("candle error: {e}")
@@ -621,20 +620,18 @@ mod via_candle {
                     );
                     let gv = v.flatten_all().map_err(ce)?.to_vec1::<f32>().map_err(ce)?;
                     check_exact("scan_min values", &gv, &wv, false)?;
-                    let gi = i
-                        .flatten_all()
-                        .map_err(ce)?
-                        .to_dtype(candle_core::DType::I64);
+                    let gi = i.flatten_all().map_err(ce)?.to_vec1::<u32>().map_err(ce)?;
+                    // The reference's indices (no exclusive scan here: none is `-1`) as u32.
                     same(
                         "scan_min indices",
-                        gi.map_err(ce)?.to_vec1::<i64>().map_err(ce)?,
-                        wi,
+                        gi,
+                        wi.iter().map(|&w| w as u32).collect(),
                     )
                 }
                 2 => {
                     let x = floats(&mut rng, total, ScanOp::Max, true);
                     let asc = rng.random_bool(0.5);
-                    let (v, i) = ft(&x)?.sort_stable(asc).map_err(ce)?;
+                    let (v, i) = ft(&x)?.sort_stable(D::Minus1, asc).map_err(ce)?;
                     let order = cpu_ref::argsort(&x, n, !asc, None);
                     let gv = v.flatten_all().map_err(ce)?.to_vec1::<f32>().map_err(ce)?;
                     check_exact(
@@ -656,7 +653,7 @@ mod via_candle {
                     } else {
                         rng.random_range(1..=n.min(64))
                     };
-                    let (v, i) = ft(&x)?.top_k(k).map_err(ce)?;
+                    let (v, i) = ft(&x)?.top_k(k, D::Minus1).map_err(ce)?;
                     let (wv, wi) = cpu_ref::top_k(&x, n, k, true);
                     let gv = v.flatten_all().map_err(ce)?.to_vec1::<f32>().map_err(ce)?;
                     check_exact("top_k values", &gv, &wv, true)?;
@@ -692,11 +689,12 @@ mod via_candle {
                     let (v, c, i) = t.unique_with_inverse().map_err(ce)?;
                     let (wv, wc, wi) = cpu_ref::unique(&k);
                     same("unique values", v.to_vec1::<i64>().map_err(ce)?, wv)?;
-                    same("unique counts", c.to_vec1::<i64>().map_err(ce)?, wc)?;
+                    let u32s = |v: Vec<i64>| v.into_iter().map(|x| x as u32).collect();
+                    same("unique counts", c.to_vec1::<u32>().map_err(ce)?, u32s(wc))?;
                     same(
                         "unique inverse",
-                        i.flatten_all().map_err(ce)?.to_vec1::<i64>().map_err(ce)?,
-                        wi,
+                        i.flatten_all().map_err(ce)?.to_vec1::<u32>().map_err(ce)?,
+                        u32s(wi),
                     )
                 }
                 7 => {
@@ -721,7 +719,7 @@ mod via_candle {
                     let right = rng.random_bool(0.5);
                     let st = Tensor::from_vec(sorted.clone(), m, &cpu).map_err(ce)?;
                     let side = if right { Side::Right } else { Side::Left };
-                    let got = st.search_sorted(&ft(&q)?, side).map_err(ce)?;
+                    let got = st.search_sorted(&ft(&q)?, 0, side).map_err(ce)?;
                     let got = got
                         .flatten_all()
                         .map_err(ce)?

@@ -2,7 +2,7 @@
 //! against its CPU path, on the wgpu runtime (lavapipe in CI): same kernels and host code as on
 //! CUDA, without the bridge's copies. Skipped without a wgpu device unless `CI=true`.
 
-use super::ops::{apply, OnDevice, PrimOp};
+use super::ops::{apply, Contiguous, OnDevice, PrimOp};
 use super::reduce::Reduce;
 use super::runs::{Histogram, ReduceByKey, Runs};
 use super::select::{CountNonZero, MaskedSelect, NonZero, Partition};
@@ -78,8 +78,64 @@ fn assert_same(what: &str, k: usize, got: &[f64], want: &[f64]) {
     assert!(ok, "{what}: output {k}\n got {got:?}\nwant {want:?}");
 }
 
-/// `op` on the device and on the CPU: same number of outputs, shapes and values.
+/// One output as compared: shape, dtype, elements (row-major, as f64).
+struct Out {
+    shape: Vec<usize>,
+    dtype: CDType,
+    values: Vec<f64>,
+}
+
+/// The outputs of a device path against those of the CPU path: same number, shapes, dtypes
+/// and values. `padded`: an op whose last output is the `[1]` count and whose other outputs
+/// hold `count` rows and an unspecified rest, but those listed (complete, such as an inverse):
+/// the rows past the count are not compared.
+fn compare(what: &str, got: Vec<Out>, want: &[Tensor], padded: Option<&[usize]>) {
+    assert_eq!(got.len(), want.len(), "{what}: outputs");
+    let count = padded.map(|_| {
+        let c = values(want.last().expect("a count"));
+        assert_eq!(got.last().expect("a count").values, c, "{what}: count");
+        c[0] as usize
+    });
+    let last = want.len() - 1;
+    for (k, (g, w)) in got.into_iter().zip(want).enumerate() {
+        assert_eq!(g.shape, w.dims(), "{what}: shape of output {k}");
+        assert_eq!(g.dtype, w.dtype(), "{what}: dtype of output {k}");
+        let want = values(w);
+        match (count, padded) {
+            (Some(count), Some(complete)) if k != last && !complete.contains(&k) => {
+                let row: usize = g.shape[1..].iter().product();
+                let m = count * row;
+                assert_same(what, k, &g.values[..m], &want[..m]);
+            }
+            _ => assert_same(what, k, &g.values, &want),
+        }
+    }
+}
+
+/// candle's dtype of a device output.
+fn candle_dtype(d: DType) -> CDType {
+    match d {
+        DType::F32 => CDType::F32,
+        DType::U32 => CDType::U32,
+        DType::I32 => CDType::I32,
+        DType::I64 => CDType::I64,
+        d => panic!("no {d} here"),
+    }
+}
+
+/// `op` on the device and on the CPU: same number of outputs, shapes, dtypes and values.
 fn same<O: PrimOp>(c: &ComputeClient<R>, ws: &mut Workspace<R>, op: &O, inputs: &[&Tensor]) {
+    same_cut(c, ws, op, inputs, None)
+}
+
+/// [`same`], for a padded op ([`compare`]'s `padded`).
+fn same_cut<O: PrimOp>(
+    c: &ComputeClient<R>,
+    ws: &mut Workspace<R>,
+    op: &O,
+    inputs: &[&Tensor],
+    padded: Option<&[usize]>,
+) {
     let what = format!("{} of {:?}", O::NAME, inputs[0].dims());
     let want = apply(op, inputs).unwrap();
     let on = OnDevice {
@@ -88,17 +144,31 @@ fn same<O: PrimOp>(c: &ComputeClient<R>, ws: &mut Workspace<R>, op: &O, inputs: 
         ws,
     };
     let got = op.device(on).unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(got.len(), want.len(), "{what}: outputs");
-    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(g.shape, w.dims(), "{what}: shape of output {k}");
-        assert_same(&what, k, &read(c, g), &values(w));
-    }
+    let got = got
+        .iter()
+        .map(|g| Out {
+            shape: g.shape.clone(),
+            dtype: candle_dtype(g.dtype),
+            values: read(c, g),
+        })
+        .collect();
+    compare(&what, got, &want, padded);
 }
 
 /// `op` through the host-staged route of the Metal path ([`staged::run`]), here from candle's
 /// CPU storage (views as they are: strided, offset) to the wgpu runtime and back, against
 /// the op's CPU path.
 fn same_staged<O: PrimOp>(st: &mut Staged<R>, op: &O, inputs: &[&Tensor]) {
+    same_staged_cut(st, op, inputs, None)
+}
+
+/// [`same_staged`], for a padded op ([`compare`]'s `padded`).
+fn same_staged_cut<O: PrimOp>(
+    st: &mut Staged<R>,
+    op: &O,
+    inputs: &[&Tensor],
+    padded: Option<&[usize]>,
+) {
     let what = format!(
         "staged {} of {:?} (contiguous: {})",
         O::NAME,
@@ -115,13 +185,19 @@ fn same_staged<O: PrimOp>(st: &mut Staged<R>, op: &O, inputs: &[&Tensor]) {
         })
         .collect();
     let got = staged::run(op, st, &ins).unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert_eq!(got.len(), want.len(), "{what}: outputs");
-    for (k, ((s, shape), w)) in got.into_iter().zip(&want).enumerate() {
-        assert_eq!(shape.dims(), w.dims(), "{what}: shape of output {k}");
-        assert_eq!(s.dtype(), w.dtype(), "{what}: dtype of output {k}");
-        let g = Tensor::from_storage(Storage::Cpu(s), shape, BackpropOp::none(), false);
-        assert_same(&what, k, &values(&g), &values(w));
-    }
+    let got = got
+        .into_iter()
+        .map(|(s, shape)| {
+            let dtype = s.dtype();
+            let g = Tensor::from_storage(Storage::Cpu(s), shape, BackpropOp::none(), false);
+            Out {
+                shape: g.dims().to_vec(),
+                dtype,
+                values: values(&g),
+            }
+        })
+        .collect();
+    compare(&what, got, &want, padded);
 }
 
 /// Small integers (exact sums in f32), ties, and NaN for floats.
@@ -199,9 +275,12 @@ fn every_op_on_a_device_matches_its_cpu_path() {
                 }
             }
             let mask = tensor(&shape, CDType::U32, 5);
-            same(&c, &mut ws, &MaskedSelect, &[&x, &mask]);
+            same(&c, &mut ws, &MaskedSelect { padded: false }, &[&x, &mask]);
+            let op = MaskedSelect { padded: true };
+            same_cut(&c, &mut ws, &op, &[&x, &mask], Some(&[]));
             same(&c, &mut ws, &Partition, &[&x, &mask]);
-            same(&c, &mut ws, &NonZero, &[&x]);
+            same(&c, &mut ws, &NonZero { padded: false }, &[&x]);
+            same_cut(&c, &mut ws, &NonZero { padded: true }, &[&x], Some(&[]));
             same(&c, &mut ws, &CountNonZero, &[&x]);
             same(&c, &mut ws, &CountNonZero, &[&mask]);
             // Keys with runs (sorted rows: 9 values each, the NaN of f32 keys last, each its
@@ -218,14 +297,28 @@ fn every_op_on_a_device_matches_its_cpu_path() {
             .unwrap()
             .remove(0);
             for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
-                let rbk = ReduceByKey { op };
+                let rbk = ReduceByKey { op, padded: false };
                 same(&c, &mut ws, &rbk, &[&sorted_keys, &x]);
                 same(&c, &mut ws, &rbk, &[&keys, &x]);
                 same(&c, &mut ws, &rbk, &[&sorted, &keys]);
+                let rbk = ReduceByKey { op, padded: true };
+                same_cut(&c, &mut ws, &rbk, &[&keys, &x], Some(&[]));
             }
             for sorted in [false, true] {
                 for inverse in [false, true] {
-                    same(&c, &mut ws, &Runs { sorted, inverse }, &[&x]);
+                    let runs = Runs {
+                        sorted,
+                        inverse,
+                        padded: false,
+                    };
+                    same(&c, &mut ws, &runs, &[&x]);
+                    let runs = Runs {
+                        sorted,
+                        inverse,
+                        padded: true,
+                    };
+                    // The inverse (third output when asked) is complete.
+                    same_cut(&c, &mut ws, &runs, &[&x], Some(&[2]));
                 }
             }
             if dtype != CDType::F32 {
@@ -251,6 +344,9 @@ fn every_op_through_host_staging_matches_its_cpu_path() {
                 .unwrap();
             assert!(!xt.is_contiguous() && !xn.is_contiguous());
             for v in [&x, &xt, &xn] {
+                // The copy of outputs moved back from a sort along another dim (i32: candle
+                // has no strided copy of its own on CUDA and Metal).
+                same_staged(&mut st, &Contiguous, &[v]);
                 for asc in [true, false] {
                     let op = Sort {
                         asc,
@@ -330,19 +426,40 @@ fn every_op_through_host_staging_matches_its_cpu_path() {
                     &[v],
                 );
                 let mask = tensor(&[cols, rows], CDType::U32, 5).t().unwrap();
-                same_staged(&mut st, &MaskedSelect, &[v, &mask]);
+                same_staged(&mut st, &MaskedSelect { padded: false }, &[v, &mask]);
+                let op = MaskedSelect { padded: true };
+                same_staged_cut(&mut st, &op, &[v, &mask], Some(&[]));
                 same_staged(&mut st, &Partition, &[v, &mask]);
-                same_staged(&mut st, &NonZero, &[v]);
+                same_staged(&mut st, &NonZero { padded: false }, &[v]);
+                same_staged_cut(&mut st, &NonZero { padded: true }, &[v], Some(&[]));
                 same_staged(&mut st, &CountNonZero, &[v]);
                 same_staged(&mut st, &CountNonZero, &[&mask]);
                 let keys = tensor(&[cols, rows], CDType::I32, 9).t().unwrap();
                 for op in [ReduceOp::Sum, ReduceOp::Max] {
-                    let rbk = ReduceByKey { op };
+                    let rbk = ReduceByKey { op, padded: false };
                     same_staged(&mut st, &rbk, &[&sorted, v]);
                     same_staged(&mut st, &rbk, &[v, &keys]);
+                    let rbk = ReduceByKey { op, padded: true };
+                    same_staged_cut(&mut st, &rbk, &[v, &keys], Some(&[]));
                 }
                 for (sorted, inverse) in [(false, true), (true, false)] {
-                    same_staged(&mut st, &Runs { sorted, inverse }, &[v]);
+                    let padded = false;
+                    same_staged(
+                        &mut st,
+                        &Runs {
+                            sorted,
+                            inverse,
+                            padded,
+                        },
+                        &[v],
+                    );
+                    let padded = true;
+                    let runs = Runs {
+                        sorted,
+                        inverse,
+                        padded,
+                    };
+                    same_staged_cut(&mut st, &runs, &[v], Some(&[2]));
                 }
                 if dtype == CDType::I32 {
                     same_staged(&mut st, &Histogram { bins: 4 }, &[v]);

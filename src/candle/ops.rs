@@ -169,3 +169,143 @@ pub(crate) fn widen_for_device(t: &Tensor) -> Result<Tensor> {
         Ok(widen(t)?.0)
     }
 }
+
+/// The adapter's index policy: every index, position and count it returns is u32, so an op
+/// whose indices range over `len` (a dimension, or the elements) refuses a `len` past
+/// `u32::MAX`: cubeprim's [`Error::TooLarge`](crate::Error::TooLarge), wrapped.
+pub(crate) fn u32_len(len: usize, what: &'static str) -> Result<()> {
+    if len > u32::MAX as usize {
+        return Err(super::wrap(crate::Error::TooLarge {
+            what,
+            len,
+            max: u32::MAX as usize,
+        }));
+    }
+    Ok(())
+}
+
+/// A host count as the `u32[1]` storage of a device count.
+pub(crate) fn count_storage(count: usize, what: &'static str) -> Result<CpuStorage> {
+    u32_len(count, what)?;
+    Ok(CpuStorage::U32(vec![count as u32]))
+}
+
+/// `v` grown to `n` elements with zeros: the unspecified tail of a padded output on the CPU.
+pub(crate) fn pad<E: bytemuck::Zeroable + Clone>(mut v: Vec<E>, n: usize) -> Vec<E> {
+    v.resize(n, E::zeroed());
+    v
+}
+
+/// Units per cube of [`index_u32`].
+const INDEX_THREADS: u32 = 256;
+
+/// An index output of a device path (the runtime's index dtype: i64, or i32 where it has no
+/// 64-bit integers; contiguous from the start of its memory) as u32, the dtype the CPU path
+/// gives: one element-wise kernel. The values are non-negative and below 2^31
+/// ([`MAX_ELEMENTS`](crate::MAX_ELEMENTS)), so nothing is lost.
+pub(crate) fn index_u32<R: Runtime>(
+    client: &ComputeClient<R>,
+    t: DeviceTensor<R>,
+) -> crate::Result<DeviceTensor<R>> {
+    if t.dtype == DType::U32 {
+        return Ok(t);
+    }
+    let n = t.num_elements();
+    let out = DeviceTensor::empty(client, &t.shape, DType::U32);
+    if n == 0 {
+        return Ok(out);
+    }
+    if !t.is_contiguous() || t.offset != 0 {
+        return Err(crate::Error::Unsupported(
+            "an index output that does not start its memory".into(),
+        ));
+    }
+    match t.dtype {
+        DType::I64 => launch_index_to_u32::<i64, R>(client, &t, &out, n),
+        DType::I32 => launch_index_to_u32::<i32, R>(client, &t, &out, n),
+        dtype => {
+            return Err(crate::Error::UnsupportedDType {
+                dtype,
+                reason: "not an index dtype".into(),
+            })
+        }
+    }
+    Ok(out)
+}
+
+/// [`index_u32`]'s launch for the index dtype `T`.
+fn launch_index_to_u32<T: Numeric, R: Runtime>(
+    client: &ComputeClient<R>,
+    t: &DeviceTensor<R>,
+    out: &DeviceTensor<R>,
+    n: usize,
+) {
+    use cubeprim_kernels::device::index::index_to_u32;
+    let cubes = crate::device::cube_count_2d((n as u32).div_ceil(INDEX_THREADS));
+    let dim = CubeDim::new_1d(INDEX_THREADS);
+    // SAFETY: `t` and `out` hold `n` elements from the start of their memory; units past `n`
+    // write nothing.
+    unsafe {
+        let a = |t: &DeviceTensor<R>| ArrayArg::from_raw_parts(t.handle.clone(), n);
+        index_to_u32::launch_unchecked::<T, R>(client, cubes, dim, a(t), a(out), n as u32);
+    }
+}
+
+/// candle's `ShapeMismatchBinaryOp` unless `a` and `b` have one shape.
+pub(crate) fn same_shape(a: &Tensor, b: &Tensor, op: &'static str) -> Result<()> {
+    if a.shape() != b.shape() {
+        return Err(candle_core::Error::ShapeMismatchBinaryOp {
+            lhs: a.shape().clone(),
+            rhs: b.shape().clone(),
+            op,
+        }
+        .bt());
+    }
+    Ok(())
+}
+
+/// `t` contiguous, as candle's own outputs are: candle's copy where its backend has one for
+/// the dtype, else [`Contiguous`] (candle 0.11.1 has no strided copy of i32 and i16 on CUDA
+/// and Metal, nor of f64 on Metal).
+pub(crate) fn contiguous(t: Tensor) -> Result<Tensor> {
+    use candle_core::DType as D;
+    let candle_copies = t.device().is_cpu()
+        || matches!(
+            t.dtype(),
+            D::U8 | D::U32 | D::I64 | D::F32 | D::F16 | D::BF16
+        )
+        || (t.device().is_cuda() && t.dtype() == D::F64);
+    if t.is_contiguous() {
+        Ok(t)
+    } else if candle_copies {
+        t.contiguous()
+    } else {
+        let [c] = outputs(apply(&Contiguous, &[&t])?);
+        Ok(c)
+    }
+}
+
+/// A view copied contiguous by the adapter's own paths: the device path gets its inputs
+/// contiguous (the CUDA bridge makes a strided view contiguous with cubecl's copy where
+/// candle has none) and returns them.
+pub(crate) struct Contiguous;
+
+impl PrimOp for Contiguous {
+    const NAME: &'static str = "contiguous";
+
+    fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
+        use super::cpu::{with_any_cpu_storage, IntoCpuStorage, Rows};
+        use candle_core::backend::BackendStorage;
+        let (s, l) = inputs[0];
+        let out = with_any_cpu_storage!(
+            s,
+            |v| IntoCpuStorage::into_storage(Rows::flat(v, l).into_owned()),
+            return Err(bad_dtype(s.dtype(), "cubeprim contiguous"))
+        );
+        Ok(vec![(out, l.shape().clone())])
+    }
+
+    fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
+        Ok(d.inputs)
+    }
+}

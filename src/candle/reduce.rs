@@ -56,6 +56,59 @@ pub trait ReduceExt {
     fn reduce_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.reduce(dim, ReduceOp::Min)
     }
+    /// [`reduce`](Self::reduce) keeping `dim` with length 1 (candle's `sum_keepdim` naming;
+    /// `torch.sum(t, dim, keepdim=True)`), so that the result broadcasts against `self`.
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use candle_core::{Device, Tensor, D};
+    /// use cubeprim::candle::prelude::*;
+    ///
+    /// let x = Tensor::new(&[[1f32, 2., 5.], [4., 3., 0.]], &Device::Cpu)?;
+    /// let m = x.reduce_keepdim(D::Minus1, ReduceOp::Max)?; // [2, 1]
+    /// assert_eq!(m.to_vec2::<f32>()?, [[5.], [4.]]);
+    /// assert_eq!(x.broadcast_sub(&m)?.to_vec2::<f32>()?, [[-4., -3., 0.], [0., -1., -4.]]);
+    /// assert_eq!(x.reduce_prod_keepdim(0)?.to_vec2::<f32>()?, [[4., 6., 0.]]);
+    /// # Ok::<(), candle_core::Error>(())
+    /// ```
+    fn reduce_keepdim<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor>;
+    /// Sum keeping `dim` (candle's `sum_keepdim(dim)`, `torch.sum(t, dim, keepdim=True)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    fn reduce_sum_keepdim<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce_keepdim(dim, ReduceOp::Sum)
+    }
+    /// Product keeping `dim` (`torch.prod(t, dim, keepdim=True)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    fn reduce_prod_keepdim<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce_keepdim(dim, ReduceOp::Prod)
+    }
+    /// Maximum keeping `dim` (candle's `max_keepdim(dim)`, `torch.amax(t, dim, keepdim=True)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    fn reduce_max_keepdim<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce_keepdim(dim, ReduceOp::Max)
+    }
+    /// Minimum keeping `dim` (candle's `min_keepdim(dim)`, `torch.amin(t, dim, keepdim=True)`).
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce).
+    fn reduce_min_keepdim<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce_keepdim(dim, ReduceOp::Min)
+    }
 }
 
 impl ReduceExt for Tensor {
@@ -69,6 +122,10 @@ impl ReduceExt for Tensor {
         let (wide, dtype) = widen(self)?;
         let [y] = outputs(apply(&Reduce { axis, op }, &[&wide])?);
         y.to_dtype(dtype)
+    }
+    fn reduce_keepdim<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor> {
+        let axis = dim.to_index(self.shape(), "reduce_keepdim")?;
+        self.reduce(axis, op)?.unsqueeze(axis)
     }
 }
 

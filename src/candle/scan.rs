@@ -9,8 +9,9 @@ use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Storage, Tensor}
 use std::sync::Mutex;
 
 /// Scans on [`Tensor`]s (any device, any layout). Outputs are contiguous, of the input's
-/// shape and dtype; indices are i64 along `dim`, `-1` where no element is selected (the first
-/// slot of an exclusive scan).
+/// shape and dtype; indices are u32 positions along `dim` (the adapter's index dtype, see the
+/// [module docs](crate::candle)), `u32::MAX` where no element is selected (the first slot of
+/// an exclusive scan; PyTorch has no exclusive `cummax`).
 pub trait ScanExt {
     /// Scan along `dim` with any operator and options (exclusive, reverse).
     ///
@@ -30,7 +31,9 @@ pub trait ScanExt {
     /// # Errors
     ///
     /// As [`scan`](Self::scan), and a wrapped [`Error::Unsupported`](crate::Error::Unsupported) for
-    /// [`ScanOp::Sum`] / [`ScanOp::Prod`] (indices are defined for max and min only).
+    /// [`ScanOp::Sum`] / [`ScanOp::Prod`] (indices are defined for max and min only), a wrapped
+    /// [`Error::TooLarge`](crate::Error::TooLarge) for a `dim` longer than `u32::MAX` (the
+    /// indices are u32).
     fn scan_with_indices<D: Dim>(
         &self,
         dim: D,
@@ -121,11 +124,14 @@ impl ScanExt for Tensor {
                 "indices are defined for max and min, not {op:?}"
             ))));
         }
+        super::ops::u32_len(self.dims()[axis], "a scanned dimension with indices")?;
         let custom = ScanCustomOp::new(axis, op, opts, true);
         let values = self.apply_op1_no_bwd(&custom)?;
         let indices = custom.take_indices()?;
         let indices = Tensor::from_storage(indices, self.shape(), BackpropOp::none(), false);
-        Ok((values, indices))
+        // The CUDA and Metal kernels write i64 (`-1`: none), cast here (`u32::MAX`: none); the
+        // CPU path writes u32.
+        Ok((values, indices.to_dtype(candle_core::DType::U32)?))
     }
 }
 
@@ -174,7 +180,10 @@ impl CustomOp1 for ScanCustomOp {
             |v| {
                 let (out, idx) = scan_view(v, layout, self.axis, self.op, self.opts, self.indexed);
                 if self.indexed {
-                    self.keep_indices(Storage::Cpu(CpuStorage::I64(idx)));
+                    // Positions below `u32::MAX` (checked by the caller); `-1` (none) becomes
+                    // `u32::MAX`, as the cast of the GPU paths' i64 indices.
+                    let idx = idx.into_iter().map(|i| i as u32).collect();
+                    self.keep_indices(Storage::Cpu(CpuStorage::U32(idx)));
                 }
                 Ok((IntoCpuStorage::into_storage(out), layout.shape().clone()))
             },

@@ -1,7 +1,10 @@
 //! Compaction on candle tensors: [`SelectExt`].
 
 use super::cpu::{with_any_cpu_storage, IntoCpuStorage, Rows};
-use super::ops::{apply, bad_dtype, outputs, widen_for_device, OnDevice, PrimOp};
+use super::ops::{
+    apply, bad_dtype, count_storage, index_u32, outputs, pad, u32_len, widen_for_device, OnDevice,
+    PrimOp,
+};
 use crate::DeviceTensor;
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, Layout, Result, Shape, Tensor, WithDType};
@@ -11,9 +14,14 @@ use rayon::prelude::*;
 /// Data-sized outputs: the number of selected elements is known only after the op has run.
 /// On the CPU it is simply counted; on a GPU the selection runs on the device and the count
 /// is read back once (one device-to-host read of 4 bytes, a sync) to size the output tensor,
-/// which candle's static shapes need (not [`partition`](SelectExt::partition), whose output
-/// has every element). A flag is set when it is non-zero (NaN is set, `-0.0` is not). No
-/// gradient.
+/// which candle's static shapes need. The `_padded` variants make no read: their outputs are
+/// sized for every element, the first `count` hold the result and the rest are unspecified
+/// (zeros on the CPU, whatever the device buffer held on a GPU), and the count is a `[1]` u32
+/// tensor on `self`'s device, for a pipeline to chain with no host sync
+/// ([`partition`](SelectExt::partition) and [`count_nonzero`](SelectExt::count_nonzero) are
+/// sized in advance too). A flag is set when it is non-zero (NaN is set, `-0.0` is not).
+/// Indices and counts are u32 (a wrapped cubeprim [`Error::TooLarge`](crate::Error::TooLarge)
+/// past `u32::MAX` elements). No gradient.
 pub trait SelectExt {
     /// The elements of `self` where `mask` is set, in row-major order, 1-D
     /// (`torch.masked_select`). `mask` has any dtype (candle's comparisons give u8) and
@@ -27,12 +35,49 @@ pub trait SelectExt {
     /// (`Msg`). On a GPU device, a cubeprim [`Error`](crate::Error) the device path returns,
     /// wrapped in candle's `Error::Wrapped`.
     fn masked_select(&self, mask: &Tensor) -> Result<Tensor>;
-    /// The row-major indices of the set elements, `[count, rank]` i64 (`torch.nonzero`).
+    /// [`masked_select`](Self::masked_select) with no host read: (a 1-D tensor of `self`'s
+    /// element count whose first `count` elements are the selected ones, the rest
+    /// unspecified; `count`, a `[1]` u32 tensor on `self`'s device).
     ///
     /// # Errors
     ///
-    /// As [`masked_select`](Self::masked_select).
+    /// As [`masked_select`](Self::masked_select), and a wrapped cubeprim
+    /// [`Error::TooLarge`](crate::Error::TooLarge) past `u32::MAX` elements.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use candle_core::{Device, Tensor};
+    /// use cubeprim::candle::prelude::*;
+    ///
+    /// let x = Tensor::new(&[[3f32, -1., 2.], [-4., 5., 6.]], &Device::Cpu)?;
+    /// let (kept, count) = x.masked_select_padded(&x.gt(0.)?)?;
+    /// assert_eq!((kept.dims(), count.to_vec1::<u32>()?), (&[6][..], vec![4]));
+    /// // The first `count` elements (read here to check them; a pipeline keeps the count
+    /// // on the device and passes it on).
+    /// assert_eq!(kept.narrow(0, 0, 4)?.to_vec1::<f32>()?, [3., 2., 5., 6.]);
+    /// let (idx, count) = x.nonzero_padded()?; // [6, 2] u32
+    /// assert_eq!(count.to_vec1::<u32>()?, [6]);
+    /// assert_eq!(idx.get(4)?.to_vec1::<u32>()?, [1, 1]);
+    /// # Ok::<(), candle_core::Error>(())
+    /// ```
+    fn masked_select_padded(&self, mask: &Tensor) -> Result<(Tensor, Tensor)>;
+    /// The row-major indices of the set elements, `[count, rank]` u32 (`torch.nonzero`, there
+    /// i64).
+    ///
+    /// # Errors
+    ///
+    /// As [`masked_select_padded`](Self::masked_select_padded).
     fn nonzero(&self) -> Result<Tensor>;
+    /// [`nonzero`](Self::nonzero) with no host read: (`[n, rank]` u32 for the `n` elements of
+    /// `self`, whose first `count` rows are the indices and the rest unspecified; `count`, a
+    /// `[1]` u32 tensor on `self`'s device). See
+    /// [`masked_select_padded`](Self::masked_select_padded) for an example.
+    ///
+    /// # Errors
+    ///
+    /// As [`masked_select_padded`](Self::masked_select_padded).
+    fn nonzero_padded(&self) -> Result<(Tensor, Tensor)>;
     /// Stable partition: the elements of `self` (row-major) where `mask` is set, then the
     /// others, each in order, as one 1-D tensor of all the elements; and the number selected,
     /// a u32 tensor of shape `[1]` on `self`'s device (`torch.cat([t[m], t[~m]])`). `mask` as
@@ -41,7 +86,7 @@ pub trait SelectExt {
     ///
     /// # Errors
     ///
-    /// As [`masked_select`](Self::masked_select).
+    /// As [`masked_select_padded`](Self::masked_select_padded).
     fn partition(&self, mask: &Tensor) -> Result<(Tensor, Tensor)>;
     /// The number of set elements of the whole tensor, a u32 tensor of shape `[1]` on
     /// `self`'s device (`torch.count_nonzero(t)`, there an i64 scalar). Sized in advance, so
@@ -49,26 +94,48 @@ pub trait SelectExt {
     ///
     /// # Errors
     ///
-    /// As [`masked_select`](Self::masked_select).
+    /// As [`masked_select_padded`](Self::masked_select_padded).
     fn count_nonzero(&self) -> Result<Tensor>;
 }
 
 impl SelectExt for Tensor {
     fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
-        let [y] = outputs(apply(&MaskedSelect, &[&widen_for_device(self)?, &mask])?);
+        let op = MaskedSelect { padded: false };
+        let [y] = outputs(apply(&op, &[&widen_for_device(self)?, &mask])?);
         y.to_dtype(self.dtype())
     }
+    fn masked_select_padded(&self, mask: &Tensor) -> Result<(Tensor, Tensor)> {
+        let mask = mask.broadcast_as(self.shape())?;
+        u32_len(self.elem_count(), "masked_select_padded's input")?;
+        let op = MaskedSelect { padded: true };
+        let ins = [&widen_for_device(self)?, &widen_for_device(&mask)?];
+        let [y, count] = outputs(apply(&op, &ins)?);
+        Ok((y.to_dtype(self.dtype())?, count))
+    }
     fn nonzero(&self) -> Result<Tensor> {
-        let [y] = outputs(apply(&NonZero, &[&widen_for_device(self)?])?);
+        u32_len(self.elem_count(), "nonzero's input")?;
+        let [y] = outputs(apply(
+            &NonZero { padded: false },
+            &[&widen_for_device(self)?],
+        )?);
         Ok(y)
     }
+    fn nonzero_padded(&self) -> Result<(Tensor, Tensor)> {
+        u32_len(self.elem_count(), "nonzero's input")?;
+        let op = NonZero { padded: true };
+        let [y, count] = outputs(apply(&op, &[&widen_for_device(self)?])?);
+        Ok((y, count))
+    }
     fn partition(&self, mask: &Tensor) -> Result<(Tensor, Tensor)> {
-        let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
-        let [y, count] = outputs(apply(&Partition, &[&widen_for_device(self)?, &mask])?);
+        let mask = mask.broadcast_as(self.shape())?;
+        u32_len(self.elem_count(), "partition's input")?;
+        let ins = [&widen_for_device(self)?, &widen_for_device(&mask)?];
+        let [y, count] = outputs(apply(&Partition, &ins)?);
         Ok((y.to_dtype(self.dtype())?, count))
     }
     fn count_nonzero(&self) -> Result<Tensor> {
+        u32_len(self.elem_count(), "count_nonzero's input")?;
         let [count] = outputs(apply(&CountNonZero, &[&widen_for_device(self)?])?);
         Ok(count)
     }
@@ -86,7 +153,11 @@ fn flags(s: &CpuStorage, l: &Layout) -> Result<Vec<bool>> {
     )
 }
 
-pub(super) struct MaskedSelect;
+/// The elements where the mask (second input, the data's shape) is set; `padded`: sized for
+/// every element, with the count.
+pub(super) struct MaskedSelect {
+    pub(super) padded: bool,
+}
 
 impl PrimOp for MaskedSelect {
     const NAME: &'static str = "masked_select";
@@ -94,6 +165,7 @@ impl PrimOp for MaskedSelect {
     fn cpu(&self, inputs: &[(&CpuStorage, &Layout)]) -> Result<Vec<(CpuStorage, Shape)>> {
         let ((d, dl), (m, ml)) = (inputs[0], inputs[1]);
         let set = flags(m, ml)?;
+        let n = dl.shape().elem_count();
         let (out, count) = with_any_cpu_storage!(
             d,
             |v| {
@@ -104,20 +176,28 @@ impl PrimOp for MaskedSelect {
                     .map(|(x, _)| *x)
                     .collect();
                 let count = kept.len();
+                let kept = if self.padded { pad(kept, n) } else { kept };
                 (IntoCpuStorage::into_storage(kept), count)
             },
             return Err(bad_dtype(d.dtype(), "cubeprim masked_select"))
         );
-        Ok(vec![(out, Shape::from(count))])
+        Ok(match self.padded {
+            true => vec![
+                (out, Shape::from(n)),
+                (count_storage(count, Self::NAME)?, Shape::from(1)),
+            ],
+            false => vec![(out, Shape::from(count))],
+        })
     }
 
     fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
-        Ok(vec![crate::masked_select(
-            d.client,
-            &d.inputs[0],
-            &d.inputs[1],
-            d.ws,
-        )?])
+        let (data, mask) = (&d.inputs[0], &d.inputs[1]);
+        let (out, count) = crate::select(d.client, data, mask, data.num_elements(), d.ws)?;
+        if self.padded {
+            return Ok(vec![out, count]);
+        }
+        let k = crate::read_count(d.client, &count);
+        Ok(vec![out.narrow(0, 0, k)?])
     }
 }
 
@@ -161,14 +241,6 @@ impl PrimOp for Partition {
     }
 }
 
-/// A host count as the `u32[1]` storage of a device count.
-fn count_storage(count: usize, op: &str) -> Result<CpuStorage> {
-    let count = u32::try_from(count).map_err(|_| {
-        candle_core::Error::Msg(format!("cubeprim {op}: {count} selected, past u32"))
-    })?;
-    Ok(CpuStorage::U32(vec![count]))
-}
-
 pub(super) struct CountNonZero;
 
 impl PrimOp for CountNonZero {
@@ -191,7 +263,11 @@ impl PrimOp for CountNonZero {
     }
 }
 
-pub(super) struct NonZero;
+/// The row-major indices of the set elements, u32; `padded`: a row for every element, with
+/// the count.
+pub(super) struct NonZero {
+    pub(super) padded: bool,
+}
 
 impl PrimOp for NonZero {
     const NAME: &'static str = "nonzero";
@@ -200,33 +276,51 @@ impl PrimOp for NonZero {
         let (s, l) = inputs[0];
         let set = flags(s, l)?;
         let dims = l.dims();
-        let idx: Vec<i64> = set
+        // Positions below `u32::MAX` (the caller checked the element count).
+        let idx: Vec<u32> = set
             .par_iter()
             .enumerate()
             .filter(|(_, &f)| f)
             .flat_map_iter(|(i, _)| {
                 let mut rem = i;
-                let mut at = vec![0i64; dims.len()];
+                let mut at = vec![0u32; dims.len()];
                 for d in (0..dims.len()).rev() {
-                    at[d] = (rem % dims[d]) as i64;
+                    at[d] = (rem % dims[d]) as u32;
                     rem /= dims[d];
                 }
                 at
             })
             .collect();
-        let count = idx.len() / dims.len().max(1);
-        let count = if dims.is_empty() {
-            set.iter().filter(|&&f| f).count()
-        } else {
-            count
+        let count = match dims.len() {
+            0 => set.iter().filter(|&&f| f).count(),
+            rank => idx.len() / rank,
         };
-        Ok(vec![(
-            CpuStorage::I64(idx),
-            Shape::from((count, dims.len())),
-        )])
+        let rank = dims.len();
+        Ok(match self.padded {
+            true => {
+                let n = set.len();
+                vec![
+                    (CpuStorage::U32(pad(idx, n * rank)), Shape::from((n, rank))),
+                    (count_storage(count, Self::NAME)?, Shape::from(1)),
+                ]
+            }
+            false => vec![(CpuStorage::U32(idx), Shape::from((count, rank)))],
+        })
     }
 
     fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
-        Ok(vec![crate::nonzero(d.client, &d.inputs[0], d.ws)?])
+        let (client, x) = (d.client, &d.inputs[0]);
+        let out = DeviceTensor::empty(
+            client,
+            &[x.num_elements(), x.rank()],
+            crate::nonzero_index_dtype(client),
+        );
+        let count = crate::new_count(client);
+        crate::nonzero_into(client, x, &out, &count, d.ws)?;
+        if self.padded {
+            return Ok(vec![index_u32(client, out)?, count]);
+        }
+        let k = crate::read_count(client, &count);
+        Ok(vec![index_u32(client, out.narrow(0, 0, k)?)?])
     }
 }

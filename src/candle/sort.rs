@@ -4,76 +4,139 @@ use super::cpu::{
     par_rows, par_rows2, with_any_cpu_storage, with_cpu_storage, with_cpu_storage2, IntoCpuStorage,
     Rows,
 };
-use super::ops::{apply, bad_dtype, outputs, widen, widen_for_device, OnDevice, PrimOp};
+use super::ops::{
+    apply, bad_dtype, contiguous, outputs, same_shape, u32_len, widen, widen_for_device, OnDevice,
+    PrimOp,
+};
 use crate::cpu::{argsort_rows, SortElement};
 use crate::{DeviceTensor, IndexType, Side, SortOptions};
 use candle_core::backend::BackendStorage;
-use candle_core::{CpuStorage, Layout, Result, Shape, Tensor};
+use candle_core::shape::Dim;
+use candle_core::{CpuStorage, DType, Layout, Result, Shape, Tensor};
 use cubecl::prelude::*;
 
-/// Sorts along the **last** dimension of [`Tensor`]s (any device the adapter supports, any
-/// layout). Sorts are stable (equal keys keep their order, also descending) with a total
-/// order: NaN last ascending (first descending), `-0.0` equal to `+0.0`. Indices are u32
-/// positions along the last dimension, as candle's `arg_sort_last_dim`. No gradient.
+/// Sorts along one dimension of [`Tensor`]s (any device the adapter supports, any layout),
+/// with `dim` in PyTorch's place (`torch.sort(t, dim)`, `torch.topk(t, k, dim)`) and any
+/// [`Dim`] candle takes (`1`, `D::Minus1`, …). Sorts are stable (equal keys keep their order,
+/// also descending) with a total order: NaN last ascending (first descending), `-0.0` equal to
+/// `+0.0`. Indices are u32 positions along `dim`, as candle's `arg_sort_last_dim`. Outputs are
+/// contiguous; a `dim` other than the last is moved last as a view (a transpose), sorted there,
+/// and each output copied back to the input's dimension order. No gradient.
 pub trait SortExt {
-    /// Sorted values and their original positions (candle's `sort_last_dim`, stable and for
-    /// rows of any length; `torch.sort(stable=True)`).
+    /// Sorted values and their original positions along `dim` (candle's `sort_last_dim`, for
+    /// any dimension, stable and for rows of any length; `torch.sort(t, dim, stable=True)`).
     ///
     /// # Errors
     ///
-    /// candle's `UnexpectedNumberOfDims` for a 0-d tensor; otherwise candle's
-    /// `DeviceMismatchBinaryOp` for tensors on different devices, `UnsupportedDTypeForOp` for a
-    /// dtype the op does not take, an error of candle's for a device without the adapter's path
-    /// (`Msg`). On a GPU device, a cubeprim [`Error`](crate::Error) the device path returns,
-    /// wrapped in candle's `Error::Wrapped`.
-    fn sort_stable(&self, asc: bool) -> Result<(Tensor, Tensor)>;
+    /// candle's `DimOutOfRange` for a `dim` that is not one of the tensor's (a 0-d tensor has
+    /// none), a wrapped cubeprim [`Error::TooLarge`](crate::Error::TooLarge) for a `dim` longer
+    /// than `u32::MAX` (the indices are u32); otherwise candle's `DeviceMismatchBinaryOp` for
+    /// tensors on different devices, `UnsupportedDTypeForOp` for a dtype the op does not take,
+    /// an error of candle's for a device without the adapter's path (`Msg`). On a GPU device, a
+    /// cubeprim [`Error`](crate::Error) the device path returns, wrapped in candle's
+    /// `Error::Wrapped`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use candle_core::{Device, Tensor, D};
+    /// use cubeprim::candle::prelude::*;
+    ///
+    /// let x = Tensor::new(&[[3f32, 1., 2.], [0., 5., 1.]], &Device::Cpu)?;
+    /// let (v, i) = x.sort_stable(D::Minus1, true)?; // each row
+    /// assert_eq!(v.to_vec2::<f32>()?, [[1., 2., 3.], [0., 1., 5.]]);
+    /// assert_eq!(i.to_vec2::<u32>()?, [[1, 2, 0], [0, 2, 1]]);
+    /// let (v, i) = x.sort_stable(0, false)?; // each column, descending
+    /// assert_eq!(v.to_vec2::<f32>()?, [[3., 5., 2.], [0., 1., 1.]]);
+    /// assert_eq!(i.to_vec2::<u32>()?, [[0, 1, 0], [1, 0, 1]]);
+    /// // The indices are contiguous u32, as candle's `gather` takes them.
+    /// assert_eq!(x.gather(&i, 0)?.to_vec2::<f32>()?, v.to_vec2::<f32>()?);
+    /// # Ok::<(), candle_core::Error>(())
+    /// ```
+    fn sort_stable<D: Dim>(&self, dim: D, asc: bool) -> Result<(Tensor, Tensor)>;
     /// Sorted values only.
     ///
     /// # Errors
     ///
     /// As [`sort_stable`](Self::sort_stable).
-    fn sort_stable_values(&self, asc: bool) -> Result<Tensor>;
-    /// The positions that sort each row (candle's `arg_sort_last_dim`, stable and for rows of
-    /// any length; `torch.argsort(stable=True)`).
+    fn sort_stable_values<D: Dim>(&self, dim: D, asc: bool) -> Result<Tensor>;
+    /// The positions that sort `self` along `dim` (candle's `arg_sort_last_dim`, for any
+    /// dimension, stable and for rows of any length; `torch.argsort(t, dim, stable=True)`).
     ///
     /// # Errors
     ///
     /// As [`sort_stable`](Self::sort_stable).
-    fn arg_sort_stable(&self, asc: bool) -> Result<Tensor>;
-    /// The `k` largest of each row, largest first, and their positions; ties keep the earlier
-    /// position first (`torch.topk(k)`).
+    fn arg_sort_stable<D: Dim>(&self, dim: D, asc: bool) -> Result<Tensor>;
+    /// The `k` largest along `dim`, largest first, and their positions; ties keep the earlier
+    /// position first (`torch.topk(t, k, dim)`). Both outputs have `self`'s shape with `dim`
+    /// of length `k`.
     ///
     /// # Errors
     ///
-    /// candle's `Msg` for `k` past the last dimension; otherwise as
+    /// candle's `Msg` for `k` past the length of `dim`; otherwise as
     /// [`sort_stable`](Self::sort_stable).
-    fn top_k(&self, k: usize) -> Result<(Tensor, Tensor)>;
-    /// The `k` smallest of each row, smallest first (`torch.topk(k, largest=False)`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use candle_core::{Device, Tensor, D};
+    /// use cubeprim::candle::prelude::*;
+    ///
+    /// let x = Tensor::new(&[[3f32, 1., 2.], [0., 5., 1.]], &Device::Cpu)?;
+    /// let (v, i) = x.top_k(2, D::Minus1)?;
+    /// assert_eq!(v.to_vec2::<f32>()?, [[3., 2.], [5., 1.]]);
+    /// assert_eq!(i.to_vec2::<u32>()?, [[0, 2], [1, 2]]);
+    /// let (v, i) = x.bottom_k(1, 0)?; // the smallest of each column: shape [1, 3]
+    /// assert_eq!(v.to_vec2::<f32>()?, [[0., 1., 1.]]);
+    /// assert_eq!(i.to_vec2::<u32>()?, [[1, 0, 1]]);
+    /// # Ok::<(), candle_core::Error>(())
+    /// ```
+    fn top_k<D: Dim>(&self, k: usize, dim: D) -> Result<(Tensor, Tensor)>;
+    /// The `k` smallest along `dim`, smallest first (`torch.topk(t, k, dim, largest=False)`).
     ///
     /// # Errors
     ///
     /// As [`top_k`](Self::top_k).
-    fn bottom_k(&self, k: usize) -> Result<(Tensor, Tensor)>;
-    /// For each of `values`, where inserting it keeps its row of `self` (sorted ascending
-    /// along the last dimension) sorted (`torch.searchsorted(self, values, side=..)`): `self`
-    /// is 1-D (shared by every value, `values` of any shape) or `[.., n]` with `values`
-    /// `[.., m]` of the same leading dimensions. u32, `values`' shape.
+    fn bottom_k<D: Dim>(&self, k: usize, dim: D) -> Result<(Tensor, Tensor)>;
+    /// For each of `values`, where inserting it keeps its line of `self` (sorted ascending
+    /// along `dim`) sorted (`torch.searchsorted(self, values, side=..)`, there along the last
+    /// dimension): `self` is 1-D (shared by every value, `values` of any shape) or of
+    /// `values`' rank with the same dimensions but `dim`, along which the two lengths may
+    /// differ. u32 positions along `dim`, `values`' shape.
     ///
     /// # Errors
     ///
-    /// candle's `ShapeMismatchBinaryOp` for shapes that do not pair up as above,
+    /// candle's `DimOutOfRange` for a `dim` that is not one of `self`'s,
+    /// `ShapeMismatchBinaryOp` for shapes that do not pair up as above,
     /// `DTypeMismatchBinaryOp` for `values` of another dtype; otherwise as
     /// [`sort_stable`](Self::sort_stable).
-    fn search_sorted(&self, values: &Tensor, side: Side) -> Result<Tensor>;
-    /// The keys (`self`) sorted, stably, and `values` (the keys' shape, any dtype) moved with
-    /// them: (sorted keys, permuted values) (`torch.sort(stable=True)` then `gather` of the
-    /// values by the indices; CUB's `SortPairs`).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use candle_core::{Device, Tensor, D};
+    /// use cubeprim::candle::prelude::*;
+    ///
+    /// let edges = Tensor::new(&[1f32, 2., 2., 5.], &Device::Cpu)?;
+    /// let q = Tensor::new(&[0f32, 2., 3., 9.], &Device::Cpu)?;
+    /// assert_eq!(edges.search_sorted(&q, D::Minus1, Side::Left)?.to_vec1::<u32>()?, [0, 1, 3, 4]);
+    /// assert_eq!(edges.search_sorted(&q, 0, Side::Right)?.to_vec1::<u32>()?, [0, 3, 3, 4]);
+    /// // Columns sorted along dim 0, one query per column.
+    /// let cols = Tensor::new(&[[1f32, 10.], [2., 20.], [3., 30.]], &Device::Cpu)?;
+    /// let q = Tensor::new(&[[2.5f32, 5.]], &Device::Cpu)?;
+    /// assert_eq!(cols.search_sorted(&q, 0, Side::Left)?.to_vec2::<u32>()?, [[2, 0]]);
+    /// # Ok::<(), candle_core::Error>(())
+    /// ```
+    fn search_sorted<D: Dim>(&self, values: &Tensor, dim: D, side: Side) -> Result<Tensor>;
+    /// The keys (`self`) sorted along `dim`, stably, and `values` (the keys' shape, any dtype)
+    /// moved with them: (sorted keys, permuted values) (`torch.sort(keys, dim, stable=True)`
+    /// then `gather` of the values by the indices; CUB's `SortPairs`).
     ///
     /// # Errors
     ///
     /// candle's `ShapeMismatchBinaryOp` for `values` of another shape; otherwise as
     /// [`sort_stable`](Self::sort_stable).
-    fn sort_pairs(&self, values: &Tensor, asc: bool) -> Result<(Tensor, Tensor)>;
+    fn sort_pairs<D: Dim>(&self, values: &Tensor, dim: D, asc: bool) -> Result<(Tensor, Tensor)>;
     /// For each element of `self` (any shape), the index of its bucket among the sorted 1-D
     /// `boundaries` (`torch.bucketize(self, boundaries, right=..)`): with `right == false`,
     /// `i` such that `boundaries[i-1] < x <= boundaries[i]` (searchsorted side left), with
@@ -82,35 +145,41 @@ pub trait SortExt {
     /// # Errors
     ///
     /// candle's `UnexpectedNumberOfDims` for `boundaries` that are not 1-D,
-    /// `DTypeMismatchBinaryOp` for `boundaries` of another dtype; otherwise as
-    /// [`sort_stable`](Self::sort_stable).
+    /// `DTypeMismatchBinaryOp` for `boundaries` of another dtype, a wrapped cubeprim
+    /// [`Error::TooLarge`](crate::Error::TooLarge) for more than `u32::MAX` boundaries;
+    /// otherwise as [`sort_stable`](Self::sort_stable).
     fn bucketize(&self, boundaries: &Tensor, right: bool) -> Result<Tensor>;
 }
 
 impl SortExt for Tensor {
-    fn sort_stable(&self, asc: bool) -> Result<(Tensor, Tensor)> {
-        let [v, i] = sort(self, asc, true, true)?;
+    fn sort_stable<D: Dim>(&self, dim: D, asc: bool) -> Result<(Tensor, Tensor)> {
+        let [v, i] = sort(self, dim, asc, true, true)?;
         Ok((v, i))
     }
-    fn sort_stable_values(&self, asc: bool) -> Result<Tensor> {
-        let [v] = sort(self, asc, true, false)?;
+    fn sort_stable_values<D: Dim>(&self, dim: D, asc: bool) -> Result<Tensor> {
+        let [v] = sort(self, dim, asc, true, false)?;
         Ok(v)
     }
-    fn arg_sort_stable(&self, asc: bool) -> Result<Tensor> {
-        let [i] = sort(self, asc, false, true)?;
+    fn arg_sort_stable<D: Dim>(&self, dim: D, asc: bool) -> Result<Tensor> {
+        let [i] = sort(self, dim, asc, false, true)?;
         Ok(i)
     }
-    fn top_k(&self, k: usize) -> Result<(Tensor, Tensor)> {
-        top_k(self, k, true)
+    fn top_k<D: Dim>(&self, k: usize, dim: D) -> Result<(Tensor, Tensor)> {
+        top_k(self, k, dim, true)
     }
-    fn bottom_k(&self, k: usize) -> Result<(Tensor, Tensor)> {
-        top_k(self, k, false)
+    fn bottom_k<D: Dim>(&self, k: usize, dim: D) -> Result<(Tensor, Tensor)> {
+        top_k(self, k, dim, false)
     }
-    fn search_sorted(&self, values: &Tensor, side: Side) -> Result<Tensor> {
+    fn search_sorted<D: Dim>(&self, values: &Tensor, dim: D, side: Side) -> Result<Tensor> {
+        let dim = sort_dim(self, dim, "search_sorted")?;
         let (sr, vr) = (self.rank(), values.rank());
-        let rows_match =
-            sr >= 1 && (sr == 1 || (vr == sr && self.dims()[..sr - 1] == values.dims()[..vr - 1]));
-        if !rows_match {
+        let same_but_dim = |a: &[usize], b: &[usize]| {
+            a.iter()
+                .zip(b)
+                .enumerate()
+                .all(|(d, (a, b))| d == dim || a == b)
+        };
+        if !(sr == 1 || (vr == sr && same_but_dim(self.dims(), values.dims()))) {
             return Err(candle_core::Error::ShapeMismatchBinaryOp {
                 lhs: self.shape().clone(),
                 rhs: values.shape().clone(),
@@ -126,24 +195,28 @@ impl SortExt for Tensor {
             }
             .bt());
         }
-        let ((sorted, _), (values, _)) = (widen(self)?, widen(values)?);
+        // A shared 1-D row: `values` of any shape, read as they are.
+        let (sorted, values, moved) = match sr {
+            1 => (self.clone(), values.clone(), None),
+            _ => (to_last(self, dim)?, to_last(values, dim)?, Some(dim)),
+        };
+        let ((sorted, _), (values, _)) = (widen(&sorted)?, widen(&values)?);
         let [i] = outputs(apply(&SearchSorted { side }, &[&sorted, &values])?);
-        Ok(i)
-    }
-    fn sort_pairs(&self, values: &Tensor, asc: bool) -> Result<(Tensor, Tensor)> {
-        last_dim(self)?;
-        if self.shape() != values.shape() {
-            return Err(candle_core::Error::ShapeMismatchBinaryOp {
-                lhs: self.shape().clone(),
-                rhs: values.shape().clone(),
-                op: "sort_pairs",
-            }
-            .bt());
+        match moved {
+            Some(dim) => from_last(i, dim, DType::U32),
+            None => Ok(i),
         }
-        let (keys, dtype) = widen(self)?;
-        let vals = widen_for_device(values)?;
+    }
+    fn sort_pairs<D: Dim>(&self, values: &Tensor, dim: D, asc: bool) -> Result<(Tensor, Tensor)> {
+        let dim = sort_dim(self, dim, "sort_pairs")?;
+        same_shape(self, values, "sort_pairs")?;
+        let (keys, dtype) = widen(&to_last(self, dim)?)?;
+        let vals = widen_for_device(&to_last(values, dim)?)?;
         let [k, v] = outputs(apply(&SortPairs { asc }, &[&keys, &vals])?);
-        Ok((k.to_dtype(dtype)?, v.to_dtype(values.dtype())?))
+        Ok((
+            from_last(k, dim, dtype)?,
+            from_last(v, dim, values.dtype())?,
+        ))
     }
     fn bucketize(&self, boundaries: &Tensor, right: bool) -> Result<Tensor> {
         if boundaries.rank() != 1 {
@@ -162,52 +235,80 @@ impl SortExt for Tensor {
             }
             .bt());
         }
+        u32_len(boundaries.elem_count(), "bucketize's boundaries")?;
         let ((input, _), (boundaries, _)) = (widen(self)?, widen(boundaries)?);
         let [i] = outputs(apply(&Bucketize { right }, &[&input, &boundaries])?);
         Ok(i)
     }
 }
 
-/// Sorts need a last dimension.
-fn last_dim(t: &Tensor) -> Result<()> {
-    if t.rank() == 0 {
-        return Err(candle_core::Error::UnexpectedNumberOfDims {
-            expected: 1,
-            got: 0,
-            shape: t.shape().clone(),
-        }
-        .bt());
-    }
-    Ok(())
+/// `dim` of `t` as an index: one of its dimensions (candle's `DimOutOfRange` otherwise, also
+/// for a 0-d tensor) whose positions fit the u32 indices.
+fn sort_dim<D: Dim>(t: &Tensor, dim: D, op: &'static str) -> Result<usize> {
+    let dim = dim.to_index(t.shape(), op)?;
+    u32_len(t.dims()[dim], "a sorted dimension")?;
+    Ok(dim)
 }
 
-/// Runs a sort op on `t` widened, the values (first output, when `values`) cast back.
-fn sort<const N: usize>(t: &Tensor, asc: bool, values: bool, indices: bool) -> Result<[Tensor; N]> {
-    last_dim(t)?;
-    let (wide, dtype) = widen(t)?;
+/// `t` with `dim` last, as the row ops take it: a view (`dim` and the last dimension swapped).
+fn to_last(t: &Tensor, dim: usize) -> Result<Tensor> {
+    let last = t.rank() - 1;
+    if dim == last {
+        Ok(t.clone())
+    } else {
+        t.transpose(dim, last)
+    }
+}
+
+/// An output of a row op on [`to_last`]`(t, dim)` in `t`'s dimension order, of `dtype` (the
+/// value dtype a widened input is cast back to, or u32) and contiguous, as candle's own outputs
+/// are (its `gather` and `index_select` take contiguous indices only).
+fn from_last(t: Tensor, dim: usize, dtype: DType) -> Result<Tensor> {
+    let last = t.rank() - 1;
+    let t = if dim == last {
+        t
+    } else {
+        t.transpose(dim, last)?
+    };
+    contiguous(t.to_dtype(dtype)?)
+}
+
+/// Runs a sort op on `t` along `dim` (widened; the values, first output when `values`, cast
+/// back).
+fn sort<const N: usize, D: Dim>(
+    t: &Tensor,
+    dim: D,
+    asc: bool,
+    values: bool,
+    indices: bool,
+) -> Result<[Tensor; N]> {
+    let dim = sort_dim(t, dim, "sort")?;
+    let (wide, dtype) = widen(&to_last(t, dim)?)?;
     let op = Sort {
         asc,
         values,
         indices,
     };
-    let mut out = apply(&op, &[&wide])?;
-    if values {
-        out[0] = out[0].to_dtype(dtype)?;
-    }
+    let out = apply(&op, &[&wide])?;
+    let out = out
+        .into_iter()
+        .enumerate()
+        .map(|(k, o)| from_last(o, dim, if values && k == 0 { dtype } else { DType::U32 }))
+        .collect::<Result<Vec<_>>>()?;
     Ok(outputs(out))
 }
 
-fn top_k(t: &Tensor, k: usize, largest: bool) -> Result<(Tensor, Tensor)> {
-    last_dim(t)?;
-    let n = t.dims()[t.rank() - 1];
+fn top_k<D: Dim>(t: &Tensor, k: usize, dim: D, largest: bool) -> Result<(Tensor, Tensor)> {
+    let dim = sort_dim(t, dim, "top_k")?;
+    let n = t.dims()[dim];
     if k > n {
         return Err(candle_core::Error::Msg(format!(
-            "top_k: k = {k} is larger than the last dimension ({n})"
+            "top_k: k = {k} is larger than dimension {dim} ({n})"
         )));
     }
-    let (wide, dtype) = widen(t)?;
+    let (wide, dtype) = widen(&to_last(t, dim)?)?;
     let [v, i] = outputs(apply(&TopK { k, largest }, &[&wide])?);
-    Ok((v.to_dtype(dtype)?, i))
+    Ok((from_last(v, dim, dtype)?, from_last(i, dim, DType::U32)?))
 }
 
 /// A stable sort of each row: values and / or indices.

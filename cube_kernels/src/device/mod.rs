@@ -18,11 +18,13 @@
 //!   [`run_length_heads`]: its tile for unique-consecutive, from the head mask alone;
 //! - [`reduce`]: tile reductions of rows (whole buffers and any axis);
 //! - [`histogram`]: bincount of integer keys (shared-memory bins, or global atomics);
-//! - [`scatter`]: `out[index[i]] = src[i]` (inverse of a sort permutation, for unique).
+//! - [`scatter`]: `out[index[i]] = src[i]` (inverse of a sort permutation, for unique);
+//! - [`index`]: index outputs narrowed to u32 (the candle adapter's index dtype).
 
 /// Fills a `u32` buffer with one value (resets the look-back state).
 pub mod fill;
 pub mod histogram;
+pub mod index;
 pub mod lookback;
 pub mod radix_histogram;
 pub mod radix_histogram_all;

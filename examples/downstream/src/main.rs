@@ -65,10 +65,10 @@ fn burn_snippet() {
 }
 
 fn candle_snippet() -> candle_core::Result<()> {
-    use candle_core::{Device, Tensor};
+    use candle_core::{Device, Tensor, D};
     // The candle traits share their names with the burn prelude's (`ScanExt`, `SortExt`, ..):
-    // imported here, or `as _`, they do not shadow the burn ones above.
-    use cubeprim::candle::{RunsExt, ScanExt, SelectExt, SortExt};
+    // imported here, in the function, they do not shadow the burn ones above.
+    use cubeprim::candle::prelude::*;
     let x = Tensor::new(&[[3f32, 1., 2., 1.], [4., 6., 5., 6.]], &Device::Cpu)?;
 
     let sums = x.scan_sum(1)?.to_vec2::<f32>()?;
@@ -78,7 +78,7 @@ fn candle_snippet() -> candle_core::Result<()> {
         "candle cumsum"
     );
 
-    let (sorted, idx) = x.sort_stable(true)?;
+    let (sorted, idx) = x.sort_stable(D::Minus1, true)?;
     assert_eq!(
         sorted.to_vec2::<f32>()?,
         [[1., 1., 2., 3.], [4., 5., 6., 6.]],
@@ -90,7 +90,7 @@ fn candle_snippet() -> candle_core::Result<()> {
         "candle sort indices"
     );
 
-    let (top, at) = x.top_k(2)?;
+    let (top, at) = x.top_k(2, D::Minus1)?;
     assert_eq!(top.to_vec2::<f32>()?, [[3., 2.], [6., 6.]], "candle top-k");
     assert_eq!(
         at.to_vec2::<u32>()?,
@@ -109,7 +109,7 @@ fn candle_snippet() -> candle_core::Result<()> {
     let ints = Tensor::new(&[5u32, 3, 5, 1, 3, 3], &Device::Cpu)?;
     let (values, counts) = ints.unique()?;
     assert_eq!(values.to_vec1::<u32>()?, [1, 3, 5], "candle unique");
-    assert_eq!(counts.to_vec1::<i64>()?, [1, 3, 2], "candle unique counts");
+    assert_eq!(counts.to_vec1::<u32>()?, [1, 3, 2], "candle unique counts");
     Ok(())
 }
 
