@@ -122,14 +122,26 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
         via_burn::warm::<via_burn::Cube>(&Default::default())?;
         via_burn::warm::<via_burn::Fused>(&Default::default())?;
     }
+    if verbose {
+        eprintln!(
+            "longrun: adapters warmed up in {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
+    }
     let mut at_warm = None;
     let mut peak_reserved = 0u64;
+    // Seconds spent in each slot, for the progress lines: a run cut short by a time limit
+    // still shows its rate and where the time went.
+    let mut spent = vec![0f64; slots.len()];
+    let mut last_line = Instant::now();
     for i in 0..n_calls {
-        let slot = slots[(i % slots.len() as u64) as usize];
+        let k = (i % slots.len() as u64) as usize;
+        let slot = slots[k];
         let s = call_seed(seed, i);
         if leak > 0 {
             std::mem::forget(c.empty(leak));
         }
+        let t_call = Instant::now();
         let r = catch_unwind(AssertUnwindSafe(|| match slot {
             #[cfg(all(feature = "burn-fusion", feature = "burn-ndarray"))]
             "burn CubeBackend" => via_burn::call::<via_burn::Cube>(&Default::default(), s),
@@ -142,6 +154,7 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
             fam => fuzz::case_in(c, &mut ws, s, Some(fam), MAX_ELEMS).map(|_| ()),
         }))
         .unwrap_or_else(|p| Err(format!("panic: {}", fuzz::panic_message(&*p))));
+        spent[k] += t_call.elapsed().as_secs_f64();
         r.map_err(|e| {
             format!(
                 "call {i} of mixed_calls(seed {seed}), {slot} (a family's call replays with \
@@ -152,7 +165,8 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
         if i + 1 == warm {
             at_warm = Some(usage(c, &ws)?);
         }
-        if (i + 1) % (n_calls / 50).max(1) == 0 {
+        let checkpoint = (i + 1) % (n_calls / 50).max(1) == 0;
+        if checkpoint {
             let u = usage(c, &ws)?;
             peak_reserved = peak_reserved.max(u.reserved);
             if verbose {
@@ -162,6 +176,21 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
                     t0.elapsed().as_secs_f64()
                 );
             }
+        }
+        if verbose && (checkpoint || last_line.elapsed().as_secs() >= 30) {
+            last_line = Instant::now();
+            let rounds = (i + 1) as f64 / slots.len() as f64;
+            let per_slot: Vec<String> = slots
+                .iter()
+                .zip(&spent)
+                .map(|(name, t)| format!("{name} {:.0}", 1e3 * t / rounds))
+                .collect();
+            eprintln!(
+                "longrun: {} calls, {:.1} calls/s; ms per call by slot: {}",
+                i + 1,
+                (i + 1) as f64 / t0.elapsed().as_secs_f64(),
+                per_slot.join(", ")
+            );
         }
     }
     let end = usage(c, &ws)?;
