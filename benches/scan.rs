@@ -56,13 +56,31 @@ fn bench_device<R: Runtime>(g: &mut BenchmarkGroup<WallTime>, backend: &str) {
 }
 
 fn bench_cpu(g: &mut BenchmarkGroup<WallTime>) {
-    for (label, shape, axis) in SHAPES {
+    for (label, shape, axis) in SHAPES.into_iter().chain([("16777216", &[1 << 24][..], 0)]) {
         let n: usize = shape.iter().product();
         let x = data(n);
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(BenchmarkId::new("cpu", label), |b| {
             b.iter(|| cpu::scan(&x, shape, axis, ScanOp::Sum, ScanOptions::default()).unwrap())
         });
+        if shape.len() == 1 {
+            // The floors of the same run: a copy into a new vector, and a plain sequential
+            // running sum into a new vector (what `cpu::scan` returns is a new vector too).
+            g.bench_function(BenchmarkId::new("copy", label), |b| {
+                b.iter(|| std::hint::black_box(&x).to_vec())
+            });
+            g.bench_function(BenchmarkId::new("plain loop", label), |b| {
+                b.iter(|| {
+                    let mut out = vec![0f32; n];
+                    let mut acc = 0f32;
+                    for (o, &v) in out.iter_mut().zip(std::hint::black_box(&x)) {
+                        acc += v;
+                        *o = acc;
+                    }
+                    out
+                })
+            });
+        }
     }
 }
 

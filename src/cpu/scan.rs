@@ -1,5 +1,6 @@
 use crate::{Element, Result, ScanOp, ScanOptions};
 use half::{bf16, f16};
+use rayon::prelude::*;
 
 /// An element the CPU scan handles, with the type it accumulates in.
 pub trait ScanElement: Element {
@@ -33,12 +34,15 @@ macro_rules! float_elem {
     ($t:ty, $acc:ty, |$x:ident| $to:expr, |$a:ident| $from:expr) => {
         impl ScanElement for $t {
             type Acc = $acc;
+            #[inline(always)]
             fn to_acc($x: Self) -> $acc {
                 $to
             }
+            #[inline(always)]
             fn from_acc($a: $acc) -> Self {
                 $from
             }
+            #[inline(always)]
             fn combine(op: ScanOp, a: $acc, b: $acc) -> $acc {
                 match op {
                     ScanOp::Sum => a + b,
@@ -60,6 +64,7 @@ macro_rules! float_elem {
                     ScanOp::Min => <$acc>::INFINITY,
                 }
             }
+            #[inline(always)]
             fn is_nan(a: $acc) -> bool {
                 a.is_nan()
             }
@@ -75,12 +80,15 @@ macro_rules! int_elem {
     ($t:ty) => {
         impl ScanElement for $t {
             type Acc = $t;
+            #[inline(always)]
             fn to_acc(x: Self) -> $t {
                 x
             }
+            #[inline(always)]
             fn from_acc(a: $t) -> Self {
                 a
             }
+            #[inline(always)]
             fn combine(op: ScanOp, a: $t, b: $t) -> $t {
                 match op {
                     ScanOp::Sum => a.wrapping_add(b),
@@ -102,6 +110,7 @@ macro_rules! int_elem {
                     ScanOp::Min => <$t>::MAX,
                 }
             }
+            #[inline(always)]
             fn is_nan(_a: $t) -> bool {
                 false
             }
@@ -126,12 +135,52 @@ pub fn scan<E: ScanElement>(
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let mut out = vec![bytemuck::Zeroable::zeroed(); data.len()];
-    if n > 0 && inner > 0 {
-        for (x, o) in data.chunks(n * inner).zip(out.chunks_mut(n * inner)) {
+    if n == 0 || inner == 0 {
+        return Ok(out);
+    }
+    let block = n * inner;
+    if data.len() >= PARALLEL_MIN && data.len() / block >= 2 && rayon::current_num_threads() > 1 {
+        // Blocks (the dims before the axis) spread over rayon's threads, each scanned as on
+        // one thread: the same values.
+        data.par_chunks(block)
+            .zip(out.par_chunks_mut(block))
+            .for_each(|(x, o)| scan_block_into(x, o, n, inner, op, opts));
+    } else {
+        for (x, o) in data.chunks(block).zip(out.chunks_mut(block)) {
             scan_block_into(x, o, n, inner, op, opts);
         }
     }
     Ok(out)
+}
+
+/// Elements from which [`scan`] spreads its blocks over rayon's threads (below it the threads'
+/// start costs more than the scan).
+///
+/// A single long row stays on one thread: cut into chunks scanned in two passes (the chunks'
+/// totals, then each chunk from the totals before it), it ran no faster on two cores, since
+/// both passes wait on one addition per element (`cumsum_f32/cpu/4194304`, BENCHMARKS.md
+/// 2026-12-06 (evening)).
+const PARALLEL_MIN: usize = 1 << 16;
+
+/// One row (`inner == 1`) scanned from the accumulator `acc`.
+#[inline(always)]
+fn row_from<E: ScanElement>(
+    x: &[E],
+    out: &mut [E],
+    mut acc: E::Acc,
+    opts: ScanOptions,
+    combine: &impl Fn(E::Acc, E::Acc) -> E::Acc,
+) {
+    let mut step = |(o, &v): (&mut E, &E)| {
+        let next = combine(acc, E::to_acc(v));
+        *o = E::from_acc(if opts.exclusive { acc } else { next });
+        acc = next;
+    };
+    if opts.reverse {
+        out.iter_mut().zip(x).rev().for_each(&mut step);
+    } else {
+        out.iter_mut().zip(x).for_each(&mut step);
+    }
 }
 
 /// The scan without indices of one `[n, inner]` block (row-major) of `x` into `out`, the
@@ -180,13 +229,7 @@ fn block_with<E: ScanElement>(
         *a = next;
     };
     if inner == 1 {
-        let mut acc = E::identity(op);
-        let mut step = |(o, &v): (&mut E, &E)| fold(&mut acc, o, v);
-        if opts.reverse {
-            out.iter_mut().zip(x).rev().for_each(&mut step);
-        } else {
-            out.iter_mut().zip(x).for_each(&mut step);
-        }
+        row_from(x, out, E::identity(op), opts, &combine);
         return;
     }
     let mut acc = vec![E::identity(op); inner];
@@ -314,6 +357,69 @@ mod tests {
                         };
                         assert_eq!(hb(&got), hb(&want), "f16 {what}");
                     }
+                }
+            }
+        }
+    }
+
+    /// The parallel path (blocks spread over threads) gives what one thread gives, on every
+    /// operator and direction, with NaN, ±0, ±inf and ties (and, for the one shape that has a
+    /// single block, the sequential path); in a pool of 4 threads.
+    #[test]
+    fn parallel_scan_matches_one_thread() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        for (k, (shape, axis)) in [
+            (vec![8, PARALLEL_MIN / 4 + 3], 1),
+            (vec![3, PARALLEL_MIN], 1),
+            (vec![8, PARALLEL_MIN / 8 + 1, 3], 1),
+            (vec![2, 5, PARALLEL_MIN / 8], 2),
+            (vec![PARALLEL_MIN / 2, 3], 0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let len: usize = shape.iter().product();
+            let f = floats(len, 100 + k as u64);
+            let small: Vec<f32> = f
+                .iter()
+                .map(|x| {
+                    if x.is_finite() {
+                        x.round().clamp(-2.0, 2.0)
+                    } else {
+                        *x
+                    }
+                })
+                .collect();
+            let signs: Vec<f32> = f
+                .iter()
+                .map(|x| if x.is_sign_negative() { -1.0 } else { 1.0 })
+                .collect();
+            let ints: Vec<u32> = f.iter().map(|x| x.to_bits().rotate_left(11)).collect();
+            for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
+                for (exclusive, reverse) in
+                    [(false, false), (true, false), (false, true), (true, true)]
+                {
+                    let opts = ScanOptions {
+                        exclusive,
+                        reverse,
+                        ..ScanOptions::default()
+                    };
+                    let what = format!("{shape:?} {op:?} {opts:?}");
+                    let x = if op == ScanOp::Prod { &signs } else { &small };
+                    let bits = |v: &[f32]| {
+                        v.iter()
+                            .map(|x| if x.is_nan() { 0x7fc0_0000 } else { x.to_bits() })
+                            .collect::<Vec<_>>()
+                    };
+                    let got = pool.install(|| scan(x, &shape, axis, op, opts).unwrap());
+                    let want = scan_with_indices(x, &shape, axis, op, opts).unwrap().0;
+                    assert_eq!(bits(&got), bits(&want), "f32 {what}");
+                    let got = pool.install(|| scan(&ints, &shape, axis, op, opts).unwrap());
+                    let want = scan_with_indices(&ints, &shape, axis, op, opts).unwrap().0;
+                    assert_eq!(got, want, "u32 {what}");
                 }
             }
         }
