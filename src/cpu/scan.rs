@@ -314,6 +314,29 @@ mod tests {
             .collect()
     }
 
+    /// Every operator in every direction (inclusive / exclusive, forward / reverse).
+    fn every_variant(mut f: impl FnMut(ScanOp, ScanOptions)) {
+        for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
+            for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)]
+            {
+                let opts = ScanOptions {
+                    exclusive,
+                    reverse,
+                    ..ScanOptions::default()
+                };
+                f(op, opts);
+            }
+        }
+    }
+
+    /// f32 bits with every NaN as one value: a NaN's sign and payload follow the order in which
+    /// the compiler puts two NaN operands (the vectorised loop may swap them).
+    fn f32_bits(v: &[f32]) -> Vec<u32> {
+        v.iter()
+            .map(|x| if x.is_nan() { 0x7fc0_0000 } else { x.to_bits() })
+            .collect()
+    }
+
     /// `scan`'s fast path does what the indexed scan does, bit for bit but for NaN's payload,
     /// on every axis, operator and direction, for floats (NaN, ±0, ties) and wrapping integers.
     #[test]
@@ -325,39 +348,23 @@ mod tests {
             let u: Vec<u32> = f.iter().map(|x| x.to_bits().rotate_left(7)).collect();
             let h: Vec<f16> = f.iter().map(|&x| f16::from_f32(x)).collect();
             for axis in 0..shape.len() {
-                for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
-                    for (exclusive, reverse) in
-                        [(false, false), (true, false), (false, true), (true, true)]
-                    {
-                        let opts = ScanOptions {
-                            exclusive,
-                            reverse,
-                            ..ScanOptions::default()
-                        };
-                        let what = format!("{shape:?} axis {axis} {op:?} {opts:?}");
-                        // NaN as one value: its sign and payload follow the order in which
-                        // the compiler puts two NaN operands (the vectorised loop may swap them).
-                        let bits = |v: &[f32]| {
-                            v.iter()
-                                .map(|x| if x.is_nan() { 0x7fc0_0000 } else { x.to_bits() })
-                                .collect::<Vec<_>>()
-                        };
-                        let got = scan(&f, shape, axis, op, opts).unwrap();
-                        let want = scan_with_indices(&f, shape, axis, op, opts).unwrap().0;
-                        assert_eq!(bits(&got), bits(&want), "f32 {what}");
-                        let got = scan(&u, shape, axis, op, opts).unwrap();
-                        let want = scan_with_indices(&u, shape, axis, op, opts).unwrap().0;
-                        assert_eq!(got, want, "u32 {what}");
-                        let got = scan(&h, shape, axis, op, opts).unwrap();
-                        let want = scan_with_indices(&h, shape, axis, op, opts).unwrap().0;
-                        let hb = |v: &[f16]| {
-                            v.iter()
-                                .map(|x| if x.is_nan() { 0x7e00 } else { x.to_bits() })
-                                .collect::<Vec<_>>()
-                        };
-                        assert_eq!(hb(&got), hb(&want), "f16 {what}");
-                    }
-                }
+                every_variant(|op, opts| {
+                    let what = format!("{shape:?} axis {axis} {op:?} {opts:?}");
+                    let got = scan(&f, shape, axis, op, opts).unwrap();
+                    let want = scan_with_indices(&f, shape, axis, op, opts).unwrap().0;
+                    assert_eq!(f32_bits(&got), f32_bits(&want), "f32 {what}");
+                    let got = scan(&u, shape, axis, op, opts).unwrap();
+                    let want = scan_with_indices(&u, shape, axis, op, opts).unwrap().0;
+                    assert_eq!(got, want, "u32 {what}");
+                    let got = scan(&h, shape, axis, op, opts).unwrap();
+                    let want = scan_with_indices(&h, shape, axis, op, opts).unwrap().0;
+                    let hb = |v: &[f16]| {
+                        v.iter()
+                            .map(|x| if x.is_nan() { 0x7e00 } else { x.to_bits() })
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(hb(&got), hb(&want), "f16 {what}");
+                });
             }
         }
     }
@@ -383,45 +390,16 @@ mod tests {
         {
             let len: usize = shape.iter().product();
             let f = floats(len, 100 + k as u64);
-            let small: Vec<f32> = f
-                .iter()
-                .map(|x| {
-                    if x.is_finite() {
-                        x.round().clamp(-2.0, 2.0)
-                    } else {
-                        *x
-                    }
-                })
-                .collect();
-            let signs: Vec<f32> = f
-                .iter()
-                .map(|x| if x.is_sign_negative() { -1.0 } else { 1.0 })
-                .collect();
             let ints: Vec<u32> = f.iter().map(|x| x.to_bits().rotate_left(11)).collect();
-            for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
-                for (exclusive, reverse) in
-                    [(false, false), (true, false), (false, true), (true, true)]
-                {
-                    let opts = ScanOptions {
-                        exclusive,
-                        reverse,
-                        ..ScanOptions::default()
-                    };
-                    let what = format!("{shape:?} {op:?} {opts:?}");
-                    let x = if op == ScanOp::Prod { &signs } else { &small };
-                    let bits = |v: &[f32]| {
-                        v.iter()
-                            .map(|x| if x.is_nan() { 0x7fc0_0000 } else { x.to_bits() })
-                            .collect::<Vec<_>>()
-                    };
-                    let got = pool.install(|| scan(x, &shape, axis, op, opts).unwrap());
-                    let want = scan_with_indices(x, &shape, axis, op, opts).unwrap().0;
-                    assert_eq!(bits(&got), bits(&want), "f32 {what}");
-                    let got = pool.install(|| scan(&ints, &shape, axis, op, opts).unwrap());
-                    let want = scan_with_indices(&ints, &shape, axis, op, opts).unwrap().0;
-                    assert_eq!(got, want, "u32 {what}");
-                }
-            }
+            every_variant(|op, opts| {
+                let what = format!("{shape:?} {op:?} {opts:?}");
+                let got = pool.install(|| scan(&f, &shape, axis, op, opts).unwrap());
+                let want = scan_with_indices(&f, &shape, axis, op, opts).unwrap().0;
+                assert_eq!(f32_bits(&got), f32_bits(&want), "f32 {what}");
+                let got = pool.install(|| scan(&ints, &shape, axis, op, opts).unwrap());
+                let want = scan_with_indices(&ints, &shape, axis, op, opts).unwrap().0;
+                assert_eq!(got, want, "u32 {what}");
+            });
         }
     }
 }
