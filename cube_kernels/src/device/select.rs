@@ -215,7 +215,7 @@ pub fn tile_bit_scan<A: Numeric, O: ScanOp>(
     cs
 }
 
-/// Bytes of shared memory of [`scan_shared`] for `threads` units and an accumulator of
+/// Bytes of shared memory of [`scan_shared()`] for `threads` units and an accumulator of
 /// `acc_bytes`.
 pub fn scan_shared_bytes(threads: u32, acc_bytes: usize) -> usize {
     let scan = 2 * threads as usize;
