@@ -359,15 +359,13 @@ fn lookback_async_copy_cuda() {
         // differs from one expansion to the next, so eight expansions of each kernel are
         // checked: without `lead_shared` the barrier came first in about one expansion in nine
         // (nine arrays), and all 24 would have missed it with a chance of about 6 %.
-        for k in 0..8 {
-            let src = if k == 0 {
-                cuda.clone()
-            } else {
-                cuda_source(
-                    define_scan_rows::<T, T, i32, O>(name, vec, cfg, lookback(true), false),
-                    ExecutionMode::Unchecked,
-                )
-            };
+        let again = (1..8).map(|_| {
+            cuda_source(
+                define_scan_rows::<T, T, i32, O>(name, vec, cfg, lookback(true), false),
+                ExecutionMode::Unchecked,
+            )
+        });
+        for (k, src) in std::iter::once(cuda).chain(again).enumerate() {
             let first = src
                 .lines()
                 .find(|l| l.contains("dynamic_shared_mem[0])"))

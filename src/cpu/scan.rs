@@ -162,27 +162,6 @@ pub fn scan<E: ScanElement>(
 /// 2026-12-06 (evening)).
 const PARALLEL_MIN: usize = 1 << 16;
 
-/// One row (`inner == 1`) scanned from the accumulator `acc`.
-#[inline(always)]
-fn row_from<E: ScanElement>(
-    x: &[E],
-    out: &mut [E],
-    mut acc: E::Acc,
-    opts: ScanOptions,
-    combine: &impl Fn(E::Acc, E::Acc) -> E::Acc,
-) {
-    let mut step = |(o, &v): (&mut E, &E)| {
-        let next = combine(acc, E::to_acc(v));
-        *o = E::from_acc(if opts.exclusive { acc } else { next });
-        acc = next;
-    };
-    if opts.reverse {
-        out.iter_mut().zip(x).rev().for_each(&mut step);
-    } else {
-        out.iter_mut().zip(x).for_each(&mut step);
-    }
-}
-
 /// The scan without indices of one `[n, inner]` block (row-major) of `x` into `out`, the
 /// operator fixed at compile time and the block read and written in order, a row of `inner`
 /// accumulators at a time. The same operations in the same order as [`scan_with_indices`], so
@@ -229,7 +208,13 @@ fn block_with<E: ScanElement>(
         *a = next;
     };
     if inner == 1 {
-        row_from(x, out, E::identity(op), opts, &combine);
+        let mut acc = E::identity(op);
+        let mut step = |(o, &v): (&mut E, &E)| fold(&mut acc, o, v);
+        if opts.reverse {
+            out.iter_mut().zip(x).rev().for_each(&mut step);
+        } else {
+            out.iter_mut().zip(x).for_each(&mut step);
+        }
         return;
     }
     let mut acc = vec![E::identity(op); inner];

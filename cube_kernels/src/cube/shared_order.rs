@@ -1,13 +1,13 @@
 //! Which shared array sits at byte 0, whatever order the optimiser allocates in.
 //!
 //! cubecl-opt 0.10 places a kernel's shared arrays block by block in the order of the blocks'
-//! ids: first those live in the entry block (the code before the kernel's first uniform
-//! branch, plus what non-uniform branches use there), then, at the return block (id 1), every
-//! other array, since an array stays live to the end. Within a block the order is a hash set's,
-//! which differs from one process to the next. The staged look-back scan ran 19 % slower on the
-//! H200 in the layouts with its copies' barrier at byte 0 and at the same speed in every other
-//! layout (BENCHMARKS.md, "A fixed shared layout"), so it puts one of its arrays at byte 0 with
-//! [`lead_shared()`].
+//! ids: first those live in the entry block (the code before the kernel's first branch, plus
+//! what a branch that depends on the unit uses right after it), then, at the return block
+//! (id 1), every other array, since an array stays live to the end. Within a block the order is
+//! a hash set's, which differs from one process to the next. The staged look-back scan ran 19 %
+//! slower on the H200 in the layouts with its copies' barrier at byte 0 and at the same speed
+//! in every other layout (BENCHMARKS.md, "A fixed shared layout"), so it puts one of its arrays
+//! at byte 0 with [`lead_shared()`].
 // `#[cube]` generates an undocumented module (and its items) beside each function.
 #![allow(missing_docs)]
 
