@@ -2,7 +2,7 @@
 //! backend type (the fused default, `burn::backend::Cuda` or `burn::backend::Wgpu`).
 //!
 //! ```text
-//! cargo run --release --features cuda,burn-fusion,burn-ndarray,bench-tools --example bench_burn [-- --reps 15 --small]
+//! cargo run --release --features cuda,burn-fusion,burn-ndarray,burn-autodiff,bench-tools --example bench_burn [-- --reps 15 --small]
 //! ```
 //!
 //! Each figure is the median over `--reps` repetitions (after a warm-up and a sync) of the
@@ -12,6 +12,10 @@
 //! at most 256), and the sides' repetitions alternate. Outputs stay alive
 //! until the sync. `copy` is an element-wise `x * 1` of the same tensor (one read, one write):
 //! the bandwidth line.
+//!
+//! `--grad` times forward + backward through `Autodiff<B>` (cumsum along rows and top-k k = 50
+//! over `[16384, 4096]`, `--small`: `[256, 4096]`), burn's built-ins against cubeprim's
+//! methods; `benches/peers/torch_grad.py` is PyTorch's side.
 //!
 //! `--overhead` times back-to-back calls of `prim_cumsum`, of `x.clone() * 1.0` and of the scan
 //! called directly (`cubeprim::scan` and `scan_into`, no burn), one sync per 1000 (100 on the
@@ -261,6 +265,55 @@ fn bench<B: PrimBackend>(dev: &B::Device, backend: &str, reps: usize, small: boo
     }
 }
 
+/// Forward + backward through `Autodiff<B>` (`--grad`): `sum(w * f(x))` then `backward()`,
+/// for `f` = cumsum along rows and top-k (k = 50) values, burn's built-in against cubeprim's
+/// method; the gradients compared. The copy is `x * 1` on the inner backend.
+fn grads<B: burn::tensor::backend::AutodiffBackend + PrimBackend>(
+    dev: &B::Device,
+    reps: usize,
+    shape: [usize; 2],
+    k: usize,
+) {
+    println!("# forward + backward, Autodiff, f32 {shape:?}, median of {reps} reps, time per call");
+    header();
+    let x = Tensor::<B, 2>::random(shape, Distribution::Normal(0.0, 1.0), dev).require_grad();
+    let w = Tensor::<B, 2>::random(shape, Distribution::Normal(0.0, 1.0), dev);
+    let wk = w.clone().slice([0..shape[0], 0..k]);
+    let inner = x.clone().inner();
+    let grad_of = |y: Tensor<B, 2>, w: &Tensor<B, 2>| {
+        let g = (y * w.clone()).sum().backward();
+        x.grad(&g).expect("a gradient")
+    };
+    type Side<B> = fn(Tensor<B, 2>, usize) -> Tensor<B, 2>;
+    let cases: [(&str, Side<B>, Side<B>, &Tensor<B, 2>); 2] = [
+        ("cumsum+bw", |x, _| x.cumsum(1), |x, _| x.prim_cumsum(1), &w),
+        (
+            "topk+bw",
+            |x, k| x.topk(k, 1),
+            |x, k| x.prim_topk(k, 1),
+            &wk,
+        ),
+    ];
+    for (name, burn_op, prim_op, w) in cases {
+        let (gb, gp) = (
+            grad_of(burn_op(x.clone(), k), w),
+            grad_of(prim_op(x.clone(), k), w),
+        );
+        let diff = max_rel_diff(gb, gp);
+        let check = format!("gradient max rel diff {diff:.1e}");
+        let t = time::<B>(
+            dev,
+            reps,
+            vec![
+                call(|| grad_of(burn_op(x.clone(), k), w)),
+                call(|| grad_of(prim_op(x.clone(), k), w)),
+                call(|| inner.clone() * 1.0),
+            ],
+        );
+        line(name, &shape, t[0], t[1], t[2], &check);
+    }
+}
+
 /// The benchmark, or with `direct` (`--overhead`) the per-call overhead.
 fn run<B: PrimBackend>(
     dev: &B::Device,
@@ -308,6 +361,36 @@ fn main() {
     let ovh = args.iter().any(|a| a == "--overhead");
     // `--plain`: the unfused `CubeBackend` too (after the fused default).
     let plain = args.iter().any(|a| a == "--plain");
+    if args.iter().any(|a| a == "--grad") {
+        let shape = if small { [256, 4096] } else { [16384, 4096] };
+        match cubeprim::device::best_backend() {
+            #[cfg(feature = "cuda")]
+            cubeprim::device::Backend::Cuda => {
+                grads::<burn::backend::Autodiff<burn::backend::Cuda>>(
+                    &Default::default(),
+                    reps,
+                    shape,
+                    50,
+                )
+            }
+            #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+            cubeprim::device::Backend::Wgpu => {
+                grads::<burn::backend::Autodiff<burn::backend::Wgpu>>(
+                    &Default::default(),
+                    reps,
+                    shape,
+                    50,
+                )
+            }
+            _ => grads::<burn::backend::Autodiff<burn::backend::NdArray>>(
+                &Default::default(),
+                reps,
+                shape,
+                50,
+            ),
+        }
+        return;
+    }
     match cubeprim::device::best_backend() {
         #[cfg(feature = "cuda")]
         cubeprim::device::Backend::Cuda => {

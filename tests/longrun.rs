@@ -23,8 +23,11 @@
 //!   of the old one may stay reserved) plus [`RESERVED_SLACK`].
 //!
 //! `mixed_calls_stay_correct_and_bounded` runs a CI budget; `hundred_thousand_calls` (ignored;
-//! `CUBEPRIM_LONGRUN_CALLS` overrides the count, `CUBEPRIM_LONGRUN_SEED` the seed) is the run
-//! for the device: `suite --ignored longrun::hundred_thousand_calls`.
+//! `CUBEPRIM_LONGRUN_CALLS` overrides the count, `CUBEPRIM_LONGRUN_SEED` the seed,
+//! `CUBEPRIM_LONGRUN_POOL=p` cycles through `p` cases per slot) is the run for the device:
+//! `suite --ignored longrun::hundred_thousand_calls`. On CUDA nearly every fresh case compiles
+//! a kernel (NVRTC, about 1 s a call: 2.8 calls/s after 1 400 calls on an H100), so the
+//! 100 000-call run there cycles through a pool of cases.
 
 use crate::common::{client, rng, Client, R};
 use crate::fuzz::{self, FAMILIES};
@@ -101,12 +104,29 @@ fn call_seed(seed: u64, i: u64) -> u64 {
 /// `n_calls` calls cycling through [`slots`], every result checked; then the memory bounds.
 /// Returns a summary line.
 pub fn mixed_calls(c: &Client, n_calls: u64, seed: u64) -> Result<String, String> {
-    mixed_calls_leaking(c, n_calls, seed, 0)
+    mixed_calls_leaking(c, n_calls, seed, 0, None)
+}
+
+/// The case of call `i`: its own (`pool == None`), or, with a pool of `p` cases per slot, the
+/// `(i / slots) % p`-th case of its slot. A pool bounds how many distinct kernels the run
+/// compiles (on CUDA nearly every fresh case compiles one: about 1 s a call), so that the
+/// calls repeat the cases a long-lived process repeats; every result is still checked.
+fn case_of(i: u64, slots: u64, pool: Option<u64>) -> u64 {
+    match pool {
+        None => i,
+        Some(p) => (i / slots) % p.max(1) * slots + i % slots,
+    }
 }
 
 /// [`mixed_calls`], leaking a device buffer of `leak` bytes per call when `leak > 0` (the check
 /// that the bound catches a leak).
-fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Result<String, String> {
+fn mixed_calls_leaking(
+    c: &Client,
+    n_calls: u64,
+    seed: u64,
+    leak: usize,
+    pool: Option<u64>,
+) -> Result<String, String> {
     let slots = slots();
     // The workspace starts at its steady size (the largest any call needs is below 40 MiB on
     // an H100's Vulkan driver), so that the checks see the steady state: a workspace that
@@ -137,7 +157,7 @@ fn mixed_calls_leaking(c: &Client, n_calls: u64, seed: u64, leak: usize) -> Resu
     for i in 0..n_calls {
         let k = (i % slots.len() as u64) as usize;
         let slot = slots[k];
-        let s = call_seed(seed, i);
+        let s = call_seed(seed, case_of(i, slots.len() as u64, pool));
         if leak > 0 {
             std::mem::forget(c.empty(leak));
         }
@@ -235,7 +255,7 @@ fn mixed_calls_stay_correct_and_bounded() {
 fn a_leak_is_caught() {
     let Some(c) = client() else { return };
     let n = 2 * slots().len() as u64 + 8;
-    match mixed_calls_leaking(&c, n, 3, 4096) {
+    match mixed_calls_leaking(&c, n, 3, 4096, None) {
         Ok(s) => panic!("a leak of 4 KiB per call passed: {s}"),
         Err(e) => assert!(e.contains("in use besides the workspace grew"), "{e}"),
     }
@@ -247,7 +267,10 @@ fn hundred_thousand_calls() {
     let Some(c) = client() else { return };
     let n = fuzz::env_u64("CUBEPRIM_LONGRUN_CALLS", 100_000);
     let seed = fuzz::env_u64("CUBEPRIM_LONGRUN_SEED", 2);
-    match mixed_calls(&c, n, seed) {
+    let pool = std::env::var("CUBEPRIM_LONGRUN_POOL")
+        .ok()
+        .map(|_| fuzz::env_u64("CUBEPRIM_LONGRUN_POOL", 0));
+    match mixed_calls_leaking(&c, n, seed, 0, pool) {
         Ok(s) => println!("{s}"),
         Err(e) => panic!("{e}"),
     }

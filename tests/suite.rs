@@ -22,6 +22,12 @@ mod codegen_compact;
 mod codegen_histogram;
 mod codegen_sort;
 mod fuzz;
+#[cfg(all(
+    feature = "burn-autodiff",
+    feature = "burn-fusion",
+    feature = "burn-ndarray"
+))]
+mod grad;
 mod histogram;
 mod longrun;
 mod msrv;

@@ -15,6 +15,26 @@ pub enum AnyPrimitive<B: Backend> {
     Bool(BoolTensor<B>),
 }
 
+impl<B: Backend> Clone for AnyPrimitive<B> {
+    fn clone(&self) -> Self {
+        match self {
+            AnyPrimitive::Float(t) => AnyPrimitive::Float(t.clone()),
+            AnyPrimitive::Int(t) => AnyPrimitive::Int(t.clone()),
+            AnyPrimitive::Bool(t) => AnyPrimitive::Bool(t.clone()),
+        }
+    }
+}
+
+impl<B: Backend> std::fmt::Debug for AnyPrimitive<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnyPrimitive::Float(t) => write!(f, "Float({t:?})"),
+            AnyPrimitive::Int(t) => write!(f, "Int({t:?})"),
+            AnyPrimitive::Bool(t) => write!(f, "Bool({t:?})"),
+        }
+    }
+}
+
 impl<B: Backend> AnyPrimitive<B> {
     /// Which of the three kinds this is.
     pub fn kind(&self) -> Kind {
@@ -53,8 +73,8 @@ impl<B: Backend> AnyPrimitive<B> {
 ///
 /// Implemented for `CubeBackend` (wgpu, CUDA, … : cubeprim's kernels on the tensors' own
 /// buffers), `Fusion<B>` (a custom op on the fusion stream) and `NdArray` (cubeprim's CPU path,
-/// parallel over rows). Not implemented for `Autodiff<B>`: calling an op on an autodiff tensor
-/// does not compile (no gradient would flow through it).
+/// parallel over rows), and `Autodiff<B>` of each (feature `burn-autodiff`: the op runs on `B`,
+/// its backward pass is recorded; see [`PrimOp::grad_output`]).
 pub trait PrimBackend: Backend {
     /// Checks arguments and device support before anything is queued.
     fn prim_check<O: PrimOp>(

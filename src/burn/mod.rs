@@ -83,18 +83,11 @@
 //! - `NdArray` (feature `burn-ndarray`): cubeprim's CPU path, parallel over rows (rayon): scans
 //!   and reductions O(n); sorts are stable comparison sorts per row (O(n log n)); compaction,
 //!   run-length and histograms are cubeprim's CPU reference (O(n), `unique` O(n log n)).
-//! - `Autodiff<B>`: not supported — calling a method does not compile (no gradient is
-//!   defined): `PrimBackend` is not implemented for `Autodiff<B>`, so the call below fails
-//!   with E0599 (method exists but its trait bounds are not satisfied). Take the inner
-//!   tensor first (`x.inner()`), or use burn's differentiable built-ins.
-//!
-//! ```compile_fail,E0599
-//! use burn::backend::{Autodiff, NdArray};
-//! use burn::tensor::Tensor;
-//! use cubeprim::burn::prelude::*;
-//! let x = Tensor::<Autodiff<NdArray>, 1>::from_floats([1.0, 2.0], &Default::default());
-//! let _ = x.prim_cumsum(0);
-//! ```
+//! - `Autodiff<B>` (feature `burn-autodiff`), for each backend above: the op runs on the inner
+//!   backend, and its backward pass (cubeprim's own ops on the device, no host read) is
+//!   recorded for the float output that has a gradient. Ops whose outputs are integers or keys
+//!   (argsort, searchsorted, nonzero, counts, unique, histograms) have none: autodiff sees them
+//!   as constants (see `burn-autodiff` in the README).
 //!
 //! # Outputs sized by the data
 //! On `Fusion`, an op's output shapes are fixed when it is registered, before it runs. The
@@ -119,13 +112,17 @@
 //! on a device.
 //!
 //! # Adding an op
-//! Implement [`PrimOp`] (outputs, device run, host run) and one extension method that calls
-//! [`run`]; the three backends need nothing more. See `scan.rs`.
+//! Implement [`PrimOp`] (outputs, device run, host run, and where it has one, its gradient:
+//! [`PrimOp::grad_output`], [`PrimOp::backward`]) and one extension method that calls [`run`];
+//! the backends need nothing more. See `scan.rs`.
 
+#[cfg(feature = "burn-autodiff")]
+mod autodiff;
 mod backend;
 mod cube;
 #[cfg(feature = "burn-fusion")]
 mod fusion;
+mod grad;
 mod host;
 #[cfg(feature = "burn-ndarray")]
 mod ndarray;
@@ -137,6 +134,7 @@ mod select;
 mod sort;
 
 pub use backend::{run, AnyPrimitive, NumericKind, PrimBackend, PrimKind};
+pub use grad::Saved;
 pub use host::{HostData, HostTensor};
 pub use op::{Kind, OutDType, OutputSpec, PrimOp, TensorMeta};
 pub use reduce::{Reduce, ReduceExt};

@@ -2,8 +2,11 @@
 //! it runs on a device, and how it runs on the host. The adapters for each burn backend
 //! (`cube.rs`, `fusion.rs`, `ndarray.rs`) are written once against this trait.
 
+use super::backend::PrimBackend;
+use super::grad::Saved;
 use super::host::HostTensor;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::DType as BurnDType;
 use cubecl::prelude::*;
 use std::fmt::Debug;
@@ -193,6 +196,23 @@ pub trait PrimOp: Clone + Debug + PartialEq + Eq + Hash + Send + Sync + 'static 
 
     /// Runs on the host (row-major inputs), in parallel over rows.
     fn run_host(&self, inputs: &[HostTensor<'_>]) -> Result<Vec<HostTensor<'static>>>;
+
+    /// The output that carries a gradient under `Autodiff<B>` (when it is a float tensor), or
+    /// `None`: the op has no gradient, and autodiff sees its float outputs as constants.
+    fn grad_output(&self) -> Option<usize> {
+        None
+    }
+
+    /// The backward pass (see `grad.rs`): for each input, its gradient given `grad`, the
+    /// gradient of output [`PrimOp::grad_output`]; `None` for an input with no gradient.
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        let _ = (saved, grad);
+        unreachable!("{} has no gradient", Self::NAME)
+    }
 }
 
 /// Checks `count` inputs, each of a dtype cubeprim has; bool tensors only where `bool_ok`

@@ -2,12 +2,14 @@
 //! keeping it as burn's `sum_dim` does, or of the whole tensor). The result stays on the device.
 
 use super::backend::{any, run, tensor, NumericKind, PrimBackend};
+use super::grad::Saved;
 use super::host::{with_host_data, HostTensor, IntoHostData};
 use super::op::{check_inputs, device_dtype, OutputSpec, PrimOp, TensorMeta};
 use super::scan::take;
 use crate::cpu;
 use crate::tensor::contiguous_strides;
 use crate::{DeviceTensor, Error, ReduceOp, Result, Workspace};
+use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::{AsIndex, Tensor};
 use cubecl::prelude::*;
 use rayon::prelude::*;
@@ -133,6 +135,18 @@ impl PrimOp for Reduce {
                 data: E::into_host(out),
             }])
         })
+    }
+
+    fn grad_output(&self) -> Option<usize> {
+        Some(0)
+    }
+
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        super::grad::reduce_backward(self, saved, grad)
     }
 }
 

@@ -7,6 +7,7 @@
 //! cut to it.
 
 use super::backend::{any, read_count, run, tensor, NumericKind, PrimBackend};
+use super::grad::Saved;
 use super::host::{with_host_data, HostData, HostTensor, IntoHostData};
 use super::op::{check_inputs, device_dtype, same_shape, Kind, OutputSpec, PrimOp, TensorMeta};
 use super::reduce::ReduceExt;
@@ -14,6 +15,7 @@ use super::scan::take;
 use super::select::{count_tensor, flat, pad};
 use crate::cpu;
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
+use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::{Int, Tensor};
 use cubecl::prelude::*;
 
@@ -208,6 +210,18 @@ impl PrimOp for ReduceByKey {
             data,
         };
         Ok(vec![one(k), one(v), count_tensor(runs)])
+    }
+
+    fn grad_output(&self) -> Option<usize> {
+        Some(1)
+    }
+
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        super::grad::reduce_by_key_backward(self, saved, grad)
     }
 }
 

@@ -1,9 +1,11 @@
 //! The scan family on burn tensors: [`ScanExt`] and its op.
 
 use super::backend::{run, NumericKind, PrimBackend};
+use super::grad::Saved;
 use super::host::{self, with_host_data, HostTensor, IntoHostData};
 use super::op::{check_inputs, device_dtype, OutputSpec, PrimOp, TensorMeta};
 use crate::{DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
+use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::{AsIndex, Int, Tensor};
 use cubecl::prelude::*;
 
@@ -93,6 +95,18 @@ impl PrimOp for Scan {
             }
             Ok(outs)
         })
+    }
+
+    fn grad_output(&self) -> Option<usize> {
+        Some(0)
+    }
+
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        super::grad::scan_backward(self, saved, grad)
     }
 }
 

@@ -7,11 +7,13 @@
 //! `-0.0` is not; bool tensors: `true`).
 
 use super::backend::{any, read_count, run, tensor, NumericKind, PrimBackend, PrimKind};
+use super::grad::Saved;
 use super::host::{with_host_data, HostTensor, IntoHostData};
 use super::op::{check_inputs, device_dtype, same_shape, OutputSpec, PrimOp, TensorMeta};
 use super::scan::take;
 use crate::cpu;
 use crate::{DeviceTensor, Error, Result, Workspace};
+use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::{Bool, Int, Tensor};
 use cubecl::prelude::*;
 use rayon::prelude::*;
@@ -118,6 +120,18 @@ impl PrimOp for Select {
             },
             count_tensor(k),
         ])
+    }
+
+    fn grad_output(&self) -> Option<usize> {
+        Some(0)
+    }
+
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        super::grad::select_backward(saved, grad)
     }
 }
 

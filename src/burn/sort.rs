@@ -6,11 +6,13 @@
 //! backend's int dtype.
 
 use super::backend::{run, NumericKind, PrimBackend, PrimKind};
+use super::grad::Saved;
 use super::host::{with_host_data, HostTensor, IntoHostData};
 use super::op::{check_inputs, device_dtype, OutputSpec, PrimOp, TensorMeta};
 use super::scan::take;
 use crate::cpu::{self, SortElement};
 use crate::{DeviceTensor, Error, IndexType, Payload, Result, Side, SortOptions, Workspace};
+use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::{AsIndex, Int, Tensor};
 use cubecl::prelude::*;
 use rayon::prelude::*;
@@ -145,6 +147,18 @@ impl PrimOp for Sort {
             })
         })
     }
+
+    fn grad_output(&self) -> Option<usize> {
+        (self.outputs != SortOutputs::Indices).then_some(0)
+    }
+
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        super::grad::sort_backward(self, saved, grad)
+    }
 }
 
 impl Sort {
@@ -223,6 +237,18 @@ impl PrimOp for TopK {
                 },
             ])
         })
+    }
+
+    fn grad_output(&self) -> Option<usize> {
+        Some(0)
+    }
+
+    fn backward<B: PrimBackend>(
+        &self,
+        saved: &Saved<B>,
+        grad: FloatTensor<B>,
+    ) -> Vec<Option<FloatTensor<B>>> {
+        super::grad::top_k_backward(self, saved, grad)
     }
 }
 
