@@ -17,6 +17,8 @@ mod candle;
 mod candle_codegen;
 #[cfg(feature = "candle-cuda")]
 mod candle_cuda;
+#[cfg(feature = "candle")]
+mod candle_grad;
 mod codegen;
 mod codegen_compact;
 mod codegen_histogram;

@@ -112,9 +112,18 @@
 //! on the host on the CPU). `partition` returns every element, so it reads nothing: its count
 //! stays on the device as a `[1]` u32 tensor.
 //!
-//! The scans are candle custom ops ([`candle_core::CustomOp1`]); `scan_sum` has a backward
-//! pass. The other ops have more than one input or output and no gradient: they dispatch on
+//! The scans are candle custom ops ([`candle_core::CustomOp1`]); the other ops dispatch on
 //! the storage directly and return tensors without a backprop node.
+//!
+//! **Gradients** (candle `Var`s and `backward`, PyTorch's semantics): every scan (sum, prod,
+//! max, min; exclusive, reverse, and the values of `scan_*_with_indices`), the values of
+//! `sort_stable*`, `top_k` and `bottom_k`, `masked_select` (and `_padded`'s values), the
+//! reductions and `reduce_by_key`'s folds (by the values). Where the input tracks a gradient
+//! the differentiable output becomes a graph node of it (a custom op whose forward takes the
+//! output already computed, no copy); the backward passes are made of cubeprim's and candle's
+//! device ops, with no host read. An input that tracks nothing costs nothing more. Argsort,
+//! `search_sorted`, `bucketize`, `nonzero`, `count_nonzero`, `unique*`, `histogram`,
+//! `partition`, `sort_pairs` and every index and count have no gradient (untracked outputs).
 
 #[cfg(feature = "candle-cuda")]
 mod bridge;
@@ -127,6 +136,8 @@ pub mod cuda;
 mod cuda_sort;
 #[cfg(all(test, feature = "wgpu"))]
 mod device_tests;
+// Internal: public for the tests.
+mod grad;
 // Internal: public for the tests.
 #[doc(hidden)]
 pub mod kernels;

@@ -48,6 +48,37 @@ pub(crate) struct OnDevice<'a, R: Runtime> {
 
 /// Runs `op` on the inputs' device; the outputs carry no gradient.
 pub(crate) fn apply<O: PrimOp>(op: &O, inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
+    Ok(apply_storages(op, inputs)?
+        .into_iter()
+        .map(|(s, shape)| Tensor::from_storage(s, shape, BackpropOp::none(), false))
+        .collect())
+}
+
+/// [`apply`], its output `which` recorded in candle's graph as a function of the input `x`
+/// (one of `inputs`, which tracks a gradient) with the backward pass `bwd` makes from the
+/// other outputs (in order, `which` left out). The output's storage moves into the graph node
+/// (no copy): the same work as [`apply`].
+pub(crate) fn apply_tracked<O: PrimOp>(
+    op: &O,
+    inputs: &[&Tensor],
+    x: &Tensor,
+    which: usize,
+    bwd: impl FnOnce(&[Tensor]) -> Result<super::grad::Backward>,
+) -> Result<Vec<Tensor>> {
+    let mut outs = apply_storages(op, inputs)?;
+    let out = outs.remove(which);
+    let mut rest: Vec<Tensor> = outs
+        .into_iter()
+        .map(|(s, shape)| Tensor::from_storage(s, shape, BackpropOp::none(), false))
+        .collect();
+    let node = super::grad::Node::new(out, bwd(&rest)?);
+    let y = x.apply_op1(node)?;
+    rest.insert(which, y);
+    Ok(rest)
+}
+
+/// [`apply`]'s work: the outputs' storages and shapes.
+fn apply_storages<O: PrimOp>(op: &O, inputs: &[&Tensor]) -> Result<Vec<(Storage, Shape)>> {
     let first = inputs[0];
     for t in &inputs[1..] {
         if !t.device().same_device(first.device()) {
@@ -116,10 +147,7 @@ pub(crate) fn apply<O: PrimOp>(op: &O, inputs: &[&Tensor]) -> Result<Vec<Tensor>
         }
     };
     drop(guards);
-    Ok(outputs
-        .into_iter()
-        .map(|(s, shape)| Tensor::from_storage(s, shape, BackpropOp::none(), false))
-        .collect())
+    Ok(outputs)
 }
 
 /// The first `N` outputs of an op.

@@ -1,7 +1,8 @@
 //! Reductions along a dimension of candle tensors: [`ReduceExt`].
 
 use super::cpu::{par_rows, with_cpu_storage, IntoCpuStorage, Rows};
-use super::ops::{apply, bad_dtype, outputs, widen, OnDevice, PrimOp};
+use super::grad::{differentiable, Backward};
+use super::ops::{apply, apply_tracked, bad_dtype, outputs, widen, OnDevice, PrimOp};
 use crate::cpu::ScanElement;
 use crate::{DeviceTensor, Element, ReduceOp};
 use candle_core::backend::BackendStorage;
@@ -12,7 +13,8 @@ use cubecl::prelude::*;
 /// Folds along one dimension of [`Tensor`]s, which is removed from the shape (any device the
 /// adapter supports, any layout). Same semantics as the scans: f16 / bf16 accumulate in f32,
 /// integer sums and products wrap, max / min propagate NaN. A sum or product over an empty
-/// dimension is 0 / 1; a max or min over one is an error. No gradient.
+/// dimension is 0 / 1; a max or min over one is an error. Differentiable (candle `Var`s): sum,
+/// prod (zeros as PyTorch) and max / min (shared evenly among ties, as `torch.amax`).
 pub trait ReduceExt {
     /// The fold of `dim` with any operator.
     ///
@@ -120,7 +122,14 @@ impl ReduceExt for Tensor {
             )));
         }
         let (wide, dtype) = widen(self)?;
-        let [y] = outputs(apply(&Reduce { axis, op }, &[&wide])?);
+        let r = Reduce { axis, op };
+        let [y] = if differentiable(&wide) {
+            outputs(apply_tracked(&r, &[&wide], &wide, 0, |_| {
+                Ok(Backward::Reduce { axis, op })
+            })?)
+        } else {
+            outputs(apply(&r, &[&wide])?)
+        };
         y.to_dtype(dtype)
     }
     fn reduce_keepdim<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor> {

@@ -1,9 +1,10 @@
 //! Runs, unique values and histograms of candle tensors: [`RunsExt`].
 
 use super::cpu::{with_cpu_storage, IntoCpuStorage, Rows};
+use super::grad::{differentiable, Backward};
 use super::ops::{
-    apply, bad_dtype, count_storage, index_u32, outputs, pad, same_shape, u32_len, widen, OnDevice,
-    PrimOp,
+    apply, apply_tracked, bad_dtype, count_storage, index_u32, outputs, pad, same_shape, u32_len,
+    widen, OnDevice, PrimOp,
 };
 use crate::cpu::SortElement;
 use crate::{DeviceTensor, ReduceOp};
@@ -20,7 +21,8 @@ use rayon::prelude::*;
 /// size the outputs. The `_padded` variants make no read: their run outputs are sized for
 /// every element, the first `count` hold the runs and the rest are unspecified (zeros on the
 /// CPU, whatever the device buffer held on a GPU), and the number of runs is a `[1]` u32
-/// tensor on `self`'s device. No gradient.
+/// tensor on `self`'s device. Only `reduce_by_key`'s folds have a gradient (by the values); the
+/// other outputs are keys, counts or indices, untracked.
 pub trait RunsExt {
     /// The first value of each run of equal consecutive values, and the run lengths
     /// (`torch.unique_consecutive(t, return_counts=True)`).
@@ -245,7 +247,18 @@ fn reduce_by_key<const N: usize>(
     }
     let (k, key_dtype) = widen(keys)?;
     let (v, value_dtype) = widen(values)?;
-    let mut out = apply(&ReduceByKey { op, padded }, &[&k, &v])?;
+    let r = ReduceByKey { op, padded };
+    let mut out = if differentiable(&v) {
+        // The folds a graph node of the values.
+        apply_tracked(&r, &[&k, &v], &v, 1, |_| {
+            Ok(Backward::ByKey {
+                keys: k.clone(),
+                op,
+            })
+        })?
+    } else {
+        apply(&r, &[&k, &v])?
+    };
     out[0] = out[0].to_dtype(key_dtype)?;
     out[1] = out[1].to_dtype(value_dtype)?;
     Ok(outputs(out))

@@ -6,7 +6,7 @@ use candle_core::backend::BackendStorage;
 use candle_core::op::BackpropOp;
 use candle_core::shape::Dim;
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Storage, Tensor};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Scans on [`Tensor`]s (any device, any layout). Outputs are contiguous, of the input's
 /// shape and dtype; indices are u32 positions along `dim` (the adapter's index dtype, see the
@@ -104,8 +104,8 @@ impl ScanExt for Tensor {
     fn scan<D: Dim>(&self, dim: D, op: ScanOp, opts: ScanOptions) -> Result<Tensor> {
         let axis = dim.to_index(self.shape(), "scan")?;
         let custom = ScanCustomOp::new(axis, op, opts, false);
-        if op == ScanOp::Sum {
-            // The one scan with a backward pass.
+        if self.track_op() {
+            // A graph node with the backward pass (`bwd`).
             self.apply_op1(custom)
         } else {
             self.apply_op1_no_bwd(&custom)
@@ -126,23 +126,42 @@ impl ScanExt for Tensor {
         }
         super::ops::u32_len(self.dims()[axis], "a scanned dimension with indices")?;
         let custom = ScanCustomOp::new(axis, op, opts, true);
-        let values = self.apply_op1_no_bwd(&custom)?;
-        let indices = custom.take_indices()?;
+        let (slot, saved) = (custom.indices.clone(), custom.saved_indices.clone());
+        let tracked = self.track_op();
+        let values = if tracked {
+            // A graph node (the op moves into it; `slot` and `saved` stay shared).
+            self.apply_op1(custom)?
+        } else {
+            self.apply_op1_no_bwd(&custom)?
+        };
+        let indices = slot
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| candle_core::Error::Msg("the scan wrote no indices".into()))?;
         let indices = Tensor::from_storage(indices, self.shape(), BackpropOp::none(), false);
         // The CUDA and Metal kernels write i64 (`-1`: none), cast here (`u32::MAX`: none); the
         // CPU path writes u32.
-        Ok((values, indices.to_dtype(candle_core::DType::U32)?))
+        let indices = indices.to_dtype(candle_core::DType::U32)?;
+        if tracked {
+            // For the backward pass (shared, no copy).
+            let _ = saved.set(indices.clone());
+        }
+        Ok((values, indices))
     }
 }
 
 /// One scan as a candle custom op. An indexed scan writes both outputs in one pass; the op
-/// returns the values and keeps the indices for [`ScanCustomOp::take_indices`].
+/// returns the values and keeps the indices (in a slot shared with the caller, which the op
+/// may move into candle's graph).
 pub(crate) struct ScanCustomOp {
     pub axis: usize,
     pub op: ScanOp,
     pub opts: ScanOptions,
     pub indexed: bool,
-    indices: Mutex<Option<Storage>>,
+    indices: Arc<Mutex<Option<Storage>>>,
+    /// The indices of an indexed scan whose input tracks a gradient, for the backward pass.
+    saved_indices: Arc<OnceLock<Tensor>>,
 }
 
 impl ScanCustomOp {
@@ -152,20 +171,13 @@ impl ScanCustomOp {
             op,
             opts,
             indexed,
-            indices: Mutex::new(None),
+            indices: Arc::new(Mutex::new(None)),
+            saved_indices: Arc::new(OnceLock::new()),
         }
     }
 
     pub(crate) fn keep_indices(&self, s: Storage) {
         *self.indices.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-    }
-
-    fn take_indices(&self) -> Result<Storage> {
-        self.indices
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or_else(|| candle_core::Error::Msg("the scan wrote no indices".into()))
     }
 }
 
@@ -212,16 +224,12 @@ impl CustomOp1 for ScanCustomOp {
         super::metal::scan(self, storage, layout)
     }
 
-    /// The gradient of a running sum is the running sum of the gradient in the other
-    /// direction (exclusive stays exclusive).
-    fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad: &Tensor) -> Result<Option<Tensor>> {
-        if self.op != ScanOp::Sum {
-            return Err(candle_core::Error::BackwardNotSupported { op: self.name() });
-        }
-        let opts = ScanOptions {
-            reverse: !self.opts.reverse,
-            ..self.opts
-        };
-        grad.scan(self.axis, ScanOp::Sum, opts).map(Some)
+    /// The backward pass of every scan (see [`super::grad`]): sum → the sum scan of the
+    /// gradient in the other direction; prod → PyTorch's cumprod backward; max / min → the
+    /// gradient scattered to the elements the forward's indices pick.
+    fn bwd(&self, arg: &Tensor, res: &Tensor, grad: &Tensor) -> Result<Option<Tensor>> {
+        let (x, y) = (arg.detach(), res.detach());
+        let indices = self.saved_indices.get().cloned();
+        super::grad::scan_grad(&x, &y, grad, self.axis, self.op, self.opts, indices).map(Some)
     }
 }

@@ -1,9 +1,10 @@
 //! Compaction on candle tensors: [`SelectExt`].
 
 use super::cpu::{with_any_cpu_storage, IntoCpuStorage, Rows};
+use super::grad::{differentiable, Backward};
 use super::ops::{
-    apply, bad_dtype, count_storage, index_u32, outputs, pad, u32_len, widen_for_device, OnDevice,
-    PrimOp,
+    apply, apply_tracked, bad_dtype, count_storage, index_u32, outputs, pad, u32_len,
+    widen_for_device, OnDevice, PrimOp,
 };
 use crate::DeviceTensor;
 use candle_core::backend::BackendStorage;
@@ -21,7 +22,8 @@ use rayon::prelude::*;
 /// ([`partition`](SelectExt::partition) and [`count_nonzero`](SelectExt::count_nonzero) are
 /// sized in advance too). A flag is set when it is non-zero (NaN is set, `-0.0` is not).
 /// Indices and counts are u32 (a wrapped cubeprim [`Error::TooLarge`](crate::Error::TooLarge)
-/// past `u32::MAX` elements). No gradient.
+/// past `u32::MAX` elements). `masked_select`'s values (and `_padded`'s) have a gradient; the
+/// other outputs (and `partition`'s) are untracked.
 pub trait SelectExt {
     /// The elements of `self` where `mask` is set, in row-major order, 1-D
     /// (`torch.masked_select`). `mask` has any dtype (candle's comparisons give u8) and
@@ -102,15 +104,15 @@ impl SelectExt for Tensor {
     fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         let mask = widen_for_device(&mask.broadcast_as(self.shape())?)?;
         let op = MaskedSelect { padded: false };
-        let [y] = outputs(apply(&op, &[&widen_for_device(self)?, &mask])?);
+        let [y] = outputs(select(&op, &widen_for_device(self)?, &mask)?);
         y.to_dtype(self.dtype())
     }
     fn masked_select_padded(&self, mask: &Tensor) -> Result<(Tensor, Tensor)> {
         let mask = mask.broadcast_as(self.shape())?;
         u32_len(self.elem_count(), "masked_select_padded's input")?;
         let op = MaskedSelect { padded: true };
-        let ins = [&widen_for_device(self)?, &widen_for_device(&mask)?];
-        let [y, count] = outputs(apply(&op, &ins)?);
+        let mask = widen_for_device(&mask)?;
+        let [y, count] = outputs(select(&op, &widen_for_device(self)?, &mask)?);
         Ok((y.to_dtype(self.dtype())?, count))
     }
     fn nonzero(&self) -> Result<Tensor> {
@@ -138,6 +140,18 @@ impl SelectExt for Tensor {
         u32_len(self.elem_count(), "count_nonzero's input")?;
         let [count] = outputs(apply(&CountNonZero, &[&widen_for_device(self)?])?);
         Ok(count)
+    }
+}
+
+/// [`MaskedSelect`] of `x` by `mask`; the values a graph node of `x` where it tracks a
+/// gradient.
+fn select(op: &MaskedSelect, x: &Tensor, mask: &Tensor) -> Result<Vec<Tensor>> {
+    if differentiable(x) {
+        apply_tracked(op, &[x, mask], x, 0, |_| {
+            Ok(Backward::Select { mask: mask.clone() })
+        })
+    } else {
+        apply(op, &[x, mask])
     }
 }
 

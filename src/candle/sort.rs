@@ -4,9 +4,10 @@ use super::cpu::{
     par_rows, par_rows2, with_any_cpu_storage, with_cpu_storage, with_cpu_storage2, IntoCpuStorage,
     Rows,
 };
+use super::grad::{differentiable, Backward};
 use super::ops::{
-    apply, bad_dtype, contiguous, outputs, same_shape, u32_len, widen, widen_for_device, OnDevice,
-    PrimOp,
+    apply, apply_tracked, bad_dtype, contiguous, outputs, same_shape, u32_len, widen,
+    widen_for_device, OnDevice, PrimOp,
 };
 use crate::cpu::{argsort_rows, SortElement};
 use crate::{DeviceTensor, IndexType, Side, SortOptions};
@@ -21,7 +22,9 @@ use cubecl::prelude::*;
 /// also descending) with a total order: NaN last ascending (first descending), `-0.0` equal to
 /// `+0.0`. Indices are u32 positions along `dim`, as candle's `arg_sort_last_dim`. Outputs are
 /// contiguous; a `dim` other than the last is moved last as a view (a transpose), sorted there,
-/// and each output copied back to the input's dimension order. No gradient.
+/// and each output copied back to the input's dimension order. The values of `sort_stable*`,
+/// `top_k` and `bottom_k` have a gradient (scattered back through the indices); indices,
+/// positions and `sort_pairs`' outputs are untracked.
 pub trait SortExt {
     /// Sorted values and their original positions along `dim` (candle's `sort_last_dim`, for
     /// any dimension, stable and for rows of any length; `torch.sort(t, dim, stable=True)`).
@@ -284,12 +287,29 @@ fn sort<const N: usize, D: Dim>(
 ) -> Result<[Tensor; N]> {
     let dim = sort_dim(t, dim, "sort")?;
     let (wide, dtype) = widen(&to_last(t, dim)?)?;
-    let op = Sort {
-        asc,
-        values,
-        indices,
+    let out = if values && differentiable(&wide) {
+        // The values as a graph node of `wide`, their gradient scattered back through the
+        // indices (sorted also when not asked for: the backward pass needs them).
+        let op = Sort {
+            asc,
+            values: true,
+            indices: true,
+        };
+        let mut out = apply_tracked(&op, &[&wide], &wide, 0, |rest| {
+            Ok(Backward::Scatter {
+                indices: rest[0].clone(),
+            })
+        })?;
+        out.truncate(if indices { 2 } else { 1 });
+        out
+    } else {
+        let op = Sort {
+            asc,
+            values,
+            indices,
+        };
+        apply(&op, &[&wide])?
     };
-    let out = apply(&op, &[&wide])?;
     let out = out
         .into_iter()
         .enumerate()
@@ -307,7 +327,16 @@ fn top_k<D: Dim>(t: &Tensor, k: usize, dim: D, largest: bool) -> Result<(Tensor,
         )));
     }
     let (wide, dtype) = widen(&to_last(t, dim)?)?;
-    let [v, i] = outputs(apply(&TopK { k, largest }, &[&wide])?);
+    let op = TopK { k, largest };
+    let [v, i] = if differentiable(&wide) {
+        outputs(apply_tracked(&op, &[&wide], &wide, 0, |rest| {
+            Ok(Backward::Scatter {
+                indices: rest[0].clone(),
+            })
+        })?)
+    } else {
+        outputs(apply(&op, &[&wide])?)
+    };
     Ok((from_last(v, dim, dtype)?, from_last(i, dim, DType::U32)?))
 }
 
