@@ -140,6 +140,9 @@ where
     let teacher = Moe::<B::InnerBackend>::new(device);
     let y = Tensor::<B, 3>::from_inner(teacher.forward(x.clone().inner(), Ops::Burn));
     let start = Moe::<B>::new(device);
+    // burn initialises parameters lazily, on first read, and a clone of an uninitialised
+    // parameter initialises on its own: read them once so that both copies start equal.
+    let _ = params(&start);
 
     // The same start, the same 10 steps, through cubeprim's ops and through burn's.
     let mut models = [start.clone(), start.clone()];
