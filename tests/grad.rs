@@ -353,10 +353,11 @@ fn scan_fns<B: PrimBackend>(
         };
     }
     fn o(e: bool, r: bool) -> ScanOptions {
-        let mut opts = ScanOptions::default();
-        opts.exclusive = e;
-        opts.reverse = r;
-        opts
+        ScanOptions {
+            exclusive: e,
+            reverse: r,
+            ..Default::default()
+        }
     }
     pick!(
         Sum false false 0, Sum false false 1, Sum true false 0, Sum true false 1,
