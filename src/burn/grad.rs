@@ -18,7 +18,7 @@
 //! Argsort, searchsorted, nonzero, counts, unique and histograms have integer outputs or
 //! outputs that are keys, and no gradient.
 
-use super::backend::{run, AnyPrimitive, PrimBackend};
+use super::backend::{run, AnyPrimitive, PrimBackend, PrimKind};
 use super::reduce::Reduce;
 use super::runs::{ReduceByKey, Runs};
 use super::scan::Scan;
@@ -26,7 +26,9 @@ use super::sort::{Sort, SortOutputs, TopK};
 use crate::{ReduceOp, ScanOp, ScanOptions};
 use ::burn::tensor::backend::Backend;
 use ::burn::tensor::ops::{BoolTensor, FloatTensor, IntTensor};
-use ::burn::tensor::{get_device_settings, DeviceSettings, Scalar, Shape, Slice, TensorMetadata};
+use ::burn::tensor::{
+    get_device_settings, DeviceSettings, Int, Scalar, Shape, Slice, TensorMetadata,
+};
 
 /// What the forward pass keeps for the backward pass: the op's inputs and outputs on the inner
 /// backend (shared handles, no copy).
@@ -66,10 +68,7 @@ fn float<B: Backend>(p: &AnyPrimitive<B>) -> FloatTensor<B> {
 }
 
 fn int<B: Backend>(p: AnyPrimitive<B>) -> IntTensor<B> {
-    match p {
-        AnyPrimitive::Int(t) => t,
-        other => panic!("expected an int tensor, got {:?}", other.kind()),
-    }
+    <Int as PrimKind<B>>::from_any(p)
 }
 
 fn settings<B: Backend>(x: &FloatTensor<B>) -> DeviceSettings {
@@ -291,10 +290,7 @@ pub(crate) fn sort_backward<B: PrimBackend>(
         return vec![Some(zeros_like::<B>(&x))];
     }
     let idx = match s.outputs {
-        SortOutputs::Both => match &saved.outputs[1] {
-            AnyPrimitive::Int(i) => i.clone(),
-            other => panic!("expected an int tensor, got {:?}", other.kind()),
-        },
+        SortOutputs::Both => int(saved.outputs[1].clone()),
         // The forward kept no indices: the stable argsort gives the same permutation.
         _ => {
             let argsort = Sort {
@@ -318,10 +314,7 @@ pub(crate) fn top_k_backward<B: PrimBackend>(
     if g.shape().num_elements() == 0 {
         return vec![Some(zeros_like::<B>(&x))];
     }
-    let idx = match &saved.outputs[1] {
-        AnyPrimitive::Int(i) => i.clone(),
-        other => panic!("expected an int tensor, got {:?}", other.kind()),
-    };
+    let idx = int(saved.outputs[1].clone());
     vec![Some(scatter_last::<B>(&x, idx, g))]
 }
 
@@ -419,6 +412,34 @@ fn others_product<B: Backend>(
     B::float_mask_where(out, only, p)
 }
 
+/// The gradient of a fold `op` of groups of `x` (the slices of a reduction, the runs of
+/// reduce_by_key), at each element: `ge` is the gradient of its group's result, `y()` that
+/// result, and `fold(t, op)` folds `t` by the same groups, each result given back at every
+/// element of its group.
+fn fold_backward<B: Backend>(
+    op: ReduceOp,
+    x: FloatTensor<B>,
+    ge: FloatTensor<B>,
+    y: impl FnOnce() -> FloatTensor<B>,
+    fold: impl Fn(FloatTensor<B>, ReduceOp) -> FloatTensor<B>,
+) -> FloatTensor<B> {
+    match op {
+        ReduceOp::Sum => ge,
+        ReduceOp::Prod => {
+            let zero = eq_elem::<B>(x.clone(), 0.0);
+            let zc = fold(to_float::<B>(zero.clone(), &x), ReduceOp::Sum);
+            let nz = B::float_mask_fill(x.clone(), zero.clone(), Scalar::Float(1.0));
+            let p = fold(nz, ReduceOp::Prod);
+            B::float_mul(ge, others_product::<B>(x, zero, zc, p))
+        }
+        ReduceOp::Max | ReduceOp::Min => {
+            let hit = to_float::<B>(same::<B>(x.clone(), y()), &x);
+            let count = fold(hit.clone(), ReduceOp::Sum);
+            B::float_div(B::float_mul(ge, hit), count)
+        }
+    }
+}
+
 /// The reduction's backward pass.
 pub(crate) fn reduce_backward<B: PrimBackend>(
     r: &Reduce,
@@ -431,26 +452,9 @@ pub(crate) fn reduce_backward<B: PrimBackend>(
         return vec![Some(zeros_like::<B>(&x))];
     }
     let ge = broadcast::<B>(g, r.axis, &shape);
-    let gx = match r.op {
-        ReduceOp::Sum => ge,
-        ReduceOp::Prod => {
-            let zero = eq_elem::<B>(x.clone(), 0.0);
-            let zc = reduce_keep::<B>(to_float::<B>(zero.clone(), &x), r.axis, ReduceOp::Sum);
-            let nz = B::float_mask_fill(x.clone(), zero.clone(), Scalar::Float(1.0));
-            let p = reduce_keep::<B>(nz, r.axis, ReduceOp::Prod);
-            let zc = broadcast::<B>(zc, r.axis, &shape);
-            let p = broadcast::<B>(p, r.axis, &shape);
-            B::float_mul(ge, others_product::<B>(x, zero, zc, p))
-        }
-        ReduceOp::Max | ReduceOp::Min => {
-            let y = broadcast::<B>(float(&saved.outputs[0]), r.axis, &shape);
-            let hit = to_float::<B>(same::<B>(x.clone(), y), &x);
-            let count = reduce_keep::<B>(hit.clone(), r.axis, ReduceOp::Sum);
-            let count = broadcast::<B>(count, r.axis, &shape);
-            B::float_div(B::float_mul(ge, hit), count)
-        }
-    };
-    vec![Some(gx)]
+    let y = || broadcast::<B>(float(&saved.outputs[0]), r.axis, &shape);
+    let fold = |t, op| broadcast::<B>(reduce_keep::<B>(t, r.axis, op), r.axis, &shape);
+    vec![Some(fold_backward::<B>(r.op, x, ge, y, fold))]
 }
 
 /// reduce_by_key's backward pass (the gradient of the folded values by the values): each
@@ -485,23 +489,7 @@ pub(crate) fn reduce_by_key_backward<B: PrimBackend>(
     };
     let v = B::float_reshape(v, Shape::from(vec![n]));
     let ge = per_element(g);
-    let gx = match r.op {
-        ScanOp::Sum => ge,
-        ScanOp::Prod => {
-            let zero = eq_elem::<B>(v.clone(), 0.0);
-            let zc = fold(to_float::<B>(zero.clone(), &v), ScanOp::Sum);
-            let p = fold(
-                B::float_mask_fill(v.clone(), zero.clone(), Scalar::Float(1.0)),
-                ScanOp::Prod,
-            );
-            B::float_mul(ge, others_product::<B>(v, zero, zc, p))
-        }
-        ScanOp::Max | ScanOp::Min => {
-            let y = per_element(float(&saved.outputs[1]));
-            let hit = to_float::<B>(same::<B>(v.clone(), y), &v);
-            let count = fold(hit.clone(), ScanOp::Sum);
-            B::float_div(B::float_mul(ge, hit), count)
-        }
-    };
+    let y = || per_element(float(&saved.outputs[1]));
+    let gx = fold_backward::<B>(r.op, v, ge, y, fold);
     vec![None, Some(B::float_reshape(gx, shape))]
 }
