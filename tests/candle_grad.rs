@@ -1,4 +1,5 @@
-//! Gradients of the candle ops (`Var`, `backward`) on the CPU: against candle's own autodiff
+//! Gradients of the candle ops (`Var`, `backward`) on the CPU (on CUDA in the suite built for
+//! the GPU machine): against candle's own autodiff
 //! where candle has the op, against central finite differences in f64 for the rest, and
 //! hand-computed cases for ties and NaN.
 #![cfg(feature = "candle")]
@@ -17,7 +18,12 @@ fn variants() -> [ScanOptions; 4] {
     [o, o.exclusive(), o.reverse(), o.exclusive().reverse()]
 }
 
-fn cpu() -> Device {
+/// The device the gradients run on: the CPU, or CUDA device 0 in the suite built for the GPU
+/// machine (`candle-cuda` with `test-cuda`).
+fn dev() -> Device {
+    #[cfg(all(feature = "candle-cuda", feature = "test-cuda"))]
+    return Device::new_cuda(0).expect("CUDA device 0");
+    #[cfg(not(all(feature = "candle-cuda", feature = "test-cuda")))]
     Device::Cpu
 }
 
@@ -42,14 +48,14 @@ fn near_one(rng: &mut StdRng, n: usize) -> Vec<f64> {
 fn weights(rng: &mut StdRng, shape: &[usize]) -> Tensor {
     let n = shape.iter().product();
     let w: Vec<f64> = (0..n).map(|_| rng.random_range(-2.0..2.0)).collect();
-    Tensor::from_vec(w, shape, &cpu()).unwrap()
+    Tensor::from_vec(w, shape, &dev()).unwrap()
 }
 
 type F<'a> = &'a dyn Fn(&Tensor) -> Result<Tensor>;
 
 /// The loss `sum(f(x) * w)` of plain (untracked) `x`.
 fn loss(data: &[f64], shape: &[usize], f: F, w: &Tensor) -> f64 {
-    let x = Tensor::from_slice(data, shape, &cpu()).unwrap();
+    let x = Tensor::from_slice(data, shape, &dev()).unwrap();
     let y = f(&x).unwrap();
     assert!(
         !y.track_op(),
@@ -65,10 +71,10 @@ fn loss(data: &[f64], shape: &[usize], f: F, w: &Tensor) -> f64 {
 
 /// The gradient of `sum(f(x) * w)` by candle's backprop through `f`.
 fn autodiff(data: &[f64], shape: &[usize], f: F, w: &Tensor) -> Vec<f64> {
-    let x = Var::from_slice(data, shape, &cpu()).unwrap();
+    let x = Var::from_slice(data, shape, &dev()).unwrap();
     let y = f(x.as_tensor()).unwrap();
     // The tracked forward gives the untracked one's values.
-    let plain = f(&Tensor::from_slice(data, shape, &cpu()).unwrap()).unwrap();
+    let plain = f(&Tensor::from_slice(data, shape, &dev()).unwrap()).unwrap();
     let bits = |t: &Tensor| -> Vec<u64> {
         t.flatten_all()
             .unwrap()
@@ -110,7 +116,7 @@ fn assert_close(got: &[f64], want: &[f64], what: &str) {
 
 /// Checks `f`'s gradient at `data` against finite differences.
 fn check_fd(data: &[f64], shape: &[usize], f: F, rng: &mut StdRng, what: &str) {
-    let x = Tensor::from_slice(data, shape, &cpu()).unwrap();
+    let x = Tensor::from_slice(data, shape, &dev()).unwrap();
     let w = weights(rng, f(&x).unwrap().dims());
     let got = autodiff(data, shape, f, &w);
     let want = finite_diff(data, shape, f, &w);
@@ -119,7 +125,7 @@ fn check_fd(data: &[f64], shape: &[usize], f: F, rng: &mut StdRng, what: &str) {
 
 /// Checks `f`'s gradient against `reference`'s (candle's own ops), both by autodiff.
 fn check_ref(data: &[f64], shape: &[usize], f: F, reference: F, rng: &mut StdRng, what: &str) {
-    let x = Tensor::from_slice(data, shape, &cpu()).unwrap();
+    let x = Tensor::from_slice(data, shape, &dev()).unwrap();
     let w = weights(rng, reference(&x).unwrap().dims());
     let got = autodiff(data, shape, f, &w);
     let want = autodiff(data, shape, reference, &w);
@@ -128,8 +134,8 @@ fn check_ref(data: &[f64], shape: &[usize], f: F, reference: F, rng: &mut StdRng
 
 /// The gradient of `sum(f(x) * w)` at `x`, f64, for hand-computed cases.
 fn grad(data: &[f64], shape: &[usize], f: F, w: &[f64]) -> Vec<f64> {
-    let x = Tensor::from_slice(data, shape, &cpu()).unwrap();
-    let w = Tensor::from_slice(w, f(&x).unwrap().dims(), &cpu()).unwrap();
+    let x = Tensor::from_slice(data, shape, &dev()).unwrap();
+    let w = Tensor::from_slice(w, f(&x).unwrap().dims(), &dev()).unwrap();
     autodiff(data, shape, f, &w)
 }
 
@@ -341,21 +347,21 @@ fn masked_select_against_finite_differences() {
         (&[0, 1, 1, 0], &[1, 4]),
     ];
     for (m, mshape) in masks {
-        let mask = Tensor::from_slice(m, mshape, &cpu()).unwrap();
+        let mask = Tensor::from_slice(m, mshape, &dev()).unwrap();
         let f = |x: &Tensor| x.masked_select(&mask);
         check_fd(&data, &[3, 4], &f, &mut rng, &format!("{m:?}"));
         let f = |x: &Tensor| Ok(x.masked_select_padded(&mask)?.0);
         check_fd(&data, &[3, 4], &f, &mut rng, &format!("padded {m:?}"));
     }
     // Hand-computed: kept element j's gradient lands on the j-th set position.
-    let mask = Tensor::new(&[0u8, 1, 0, 1], &cpu()).unwrap();
+    let mask = Tensor::new(&[0u8, 1, 0, 1], &dev()).unwrap();
     let f = |x: &Tensor| x.masked_select(&mask);
     assert_eq!(
         grad(&[1., 2., 3., 4.], &[4], &f, &[10., 20.]),
         [0., 10., 0., 20.]
     );
     // A float mask: NaN is set, -0.0 is not.
-    let mask = Tensor::new(&[-0f64, f64::NAN, 0., 2.], &cpu()).unwrap();
+    let mask = Tensor::new(&[-0f64, f64::NAN, 0., 2.], &dev()).unwrap();
     let f = |x: &Tensor| x.masked_select(&mask);
     assert_eq!(
         grad(&[1., 2., 3., 4.], &[4], &f, &[10., 20.]),
@@ -458,7 +464,7 @@ fn amax_ties_are_shared_evenly() {
 #[test]
 fn reduce_by_key_against_finite_differences() {
     let mut rng = StdRng::seed_from_u64(11);
-    let keys = Tensor::new(&[[7u32, 7, 2, 2], [2, 7, 3, 3]], &cpu()).unwrap();
+    let keys = Tensor::new(&[[7u32, 7, 2, 2], [2, 7, 3, 3]], &dev()).unwrap();
     for op in OPS {
         let data = near_one(&mut rng, 8);
         let f = |x: &Tensor| Ok(keys.reduce_by_key(x, op)?.1);
@@ -468,11 +474,11 @@ fn reduce_by_key_against_finite_differences() {
     }
     // Products with 0, 1 and 2 zeros in a run.
     let data = [0.9, 0., 1.1, 0.7, 0., 0., 0.8, 0.];
-    let keys = Tensor::new(&[1u32, 1, 2, 2, 3, 3, 3, 4], &cpu()).unwrap();
+    let keys = Tensor::new(&[1u32, 1, 2, 2, 3, 3, 3, 4], &dev()).unwrap();
     let f = |x: &Tensor| Ok(keys.reduce_by_key(x, ReduceOp::Prod)?.1);
     check_fd(&data, &[8], &f, &mut rng, "prod with zeros");
     // Max ties in a run are shared evenly.
-    let keys = Tensor::new(&[1u32, 1, 1, 2], &cpu()).unwrap();
+    let keys = Tensor::new(&[1u32, 1, 1, 2], &dev()).unwrap();
     let f = |x: &Tensor| Ok(keys.reduce_by_key(x, ReduceOp::Max)?.1);
     assert_eq!(
         grad(&[3., 1., 3., 5.], &[4], &f, &[2., 7.]),
@@ -494,7 +500,7 @@ fn strided_inputs_and_chained_ops() {
     };
     check_fd(&data, &[4, 6], &f, &mut rng, "chain");
     // f32 through the same ops (against the f64 gradient, loosely).
-    let x32 = Var::from_vec(data.iter().map(|&v| v as f32).collect(), (4, 6), &cpu()).unwrap();
+    let x32 = Var::from_vec(data.iter().map(|&v| v as f32).collect(), (4, 6), &dev()).unwrap();
     let y = x32.as_tensor().scan_prod(1).unwrap().reduce_sum(1).unwrap();
     let g = y.sum_all().unwrap().backward().unwrap();
     let g = g
@@ -502,7 +508,7 @@ fn strided_inputs_and_chained_ops() {
         .unwrap()
         .to_dtype(DType::F64)
         .unwrap();
-    let w = Tensor::ones(4, DType::F64, &cpu()).unwrap();
+    let w = Tensor::ones(4, DType::F64, &dev()).unwrap();
     let want = autodiff(&data, &[4, 6], &|x| x.scan_prod(1)?.reduce_sum(1), &w);
     let got = g.flatten_all().unwrap().to_vec1::<f64>().unwrap();
     for (a, b) in got.iter().zip(&want) {
@@ -512,11 +518,11 @@ fn strided_inputs_and_chained_ops() {
 
 #[test]
 fn ops_without_gradient_stay_untracked() {
-    let x = Var::from_slice(&[3f64, 1., 2., 1.], 4, &cpu()).unwrap();
+    let x = Var::from_slice(&[3f64, 1., 2., 1.], 4, &dev()).unwrap();
     let x = x.as_tensor();
     assert!(x.track_op());
-    let sorted = Tensor::new(&[0f64, 1.5, 2.5], &cpu()).unwrap();
-    let boundaries = Tensor::new(&[1.5f64], &cpu()).unwrap();
+    let sorted = Tensor::new(&[0f64, 1.5, 2.5], &dev()).unwrap();
+    let boundaries = Tensor::new(&[1.5f64], &dev()).unwrap();
     let outputs = [
         x.arg_sort_stable(0, true).unwrap(),
         x.sort_stable(0, true).unwrap().1,

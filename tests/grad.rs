@@ -452,3 +452,30 @@ fn wgpu_plain() {
     all::<AdWgpuPlain>(&dev, 2e-3);
     ties_and_nan::<AdWgpuPlain>(&dev);
 }
+
+// With `test-cuda` (the suite built for the GPU machine): the same checks on burn's CUDA
+// backends, fused (`Cuda`) and plain (byte bools, as burn's `Cuda` stores them).
+#[cfg(feature = "test-cuda")]
+fn cuda_device() -> burn::backend::cuda::CudaDevice {
+    let _ = common::client();
+    Default::default()
+}
+
+#[cfg(feature = "test-cuda")]
+#[test]
+fn cuda_fused() {
+    type B = Autodiff<burn::backend::Cuda>;
+    let dev = cuda_device();
+    all::<B>(&dev, 2e-3);
+    ties_and_nan::<B>(&dev);
+    no_gradient::<B>(&dev);
+}
+
+#[cfg(feature = "test-cuda")]
+#[test]
+fn cuda_plain() {
+    type B = Autodiff<CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>;
+    let dev = cuda_device();
+    all::<B>(&dev, 2e-3);
+    ties_and_nan::<B>(&dev);
+}
