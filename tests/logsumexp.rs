@@ -289,9 +289,7 @@ fn special_rows<E: Element + ScanElement>(seed: u64) {
     for shape in [[64usize, 37], [37, 64], [6, 700]] {
         let mut data = values(&mut rng, shape[0] * shape[1], Kind::Special);
         // Row 0 (along axis 1) and column 0 (along axis 0) all -inf.
-        for j in 0..shape[1] {
-            data[j] = f64::NEG_INFINITY;
-        }
+        data[..shape[1]].fill(f64::NEG_INFINITY);
         for i in 0..shape[0] {
             data[i * shape[1]] = f64::NEG_INFINITY;
         }
@@ -364,13 +362,9 @@ fn reductions() {
         let n = shape.iter().product();
         for kind in [Kind::Large, Kind::Special, Kind::NegInf] {
             let mut data = values(&mut rng, n, kind);
-            if shape.len() == 2 && shape[0] * shape[1] > 0 {
+            if axis == Some(1) && n > 0 {
                 // The first line all -inf: -inf.
-                for j in 0..shape[1] {
-                    if axis == Some(1) {
-                        data[j] = f64::NEG_INFINITY;
-                    }
-                }
+                data[..shape[1]].fill(f64::NEG_INFINITY);
             }
             check_reduce::<f32>(&c, &mut ws, &data, &shape, axis, kind);
             check_reduce::<f64>(&c, &mut ws, &data, &shape, axis, kind);
