@@ -375,6 +375,8 @@ fn cpu_only() -> bool {
             ScanOp::Prod => "cumprod",
             ScanOp::Max => "cummax",
             ScanOp::Min => "cummin",
+            ScanOp::LogSumExp => "logcumsumexp",
+            _ => "scan",
         };
         let what = if case.indices { " + indices" } else { "" };
         println!(

@@ -73,6 +73,10 @@ macro_rules! with_op {
                 type $O = cubeprim_kernels::ops::Min;
                 $body
             }
+            $crate::ScanOp::LogSumExp => {
+                type $O = cubeprim_kernels::ops::LogAddExp;
+                $body
+            }
         }
     };
 }

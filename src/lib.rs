@@ -17,9 +17,11 @@
 //! ## The API by family
 //!
 //! - **scans**: [`scan()`], [`scan_into`], [`scan_len_into`], [`scan_with_indices`], and the
-//!   shorthands [`cumsum`], [`cumprod`], [`cummax`], [`cummin`], [`cummax_with_indices`],
-//!   [`cummin_with_indices`];
+//!   shorthands [`cumsum`], [`cumprod`], [`cummax`], [`cummin`], [`logcumsumexp`],
+//!   [`cummax_with_indices`], [`cummin_with_indices`];
 //! - **reduce**: [`reduce()`], [`reduce_into`], [`reduce_len_into`];
+//! - **user-defined operators** ([`ops::ScanOp`]): [`scan_with`], [`scan_with_into`],
+//!   [`reduce_with`], [`reduce_with_into`];
 //! - **compaction**: [`select()`], [`select_pairs`], [`partition`], [`masked_select`],
 //!   [`nonzero`], [`count_nonzero_into`] and their `_into` forms; [`read_count`] reads a device
 //!   count;
@@ -64,6 +66,16 @@ mod dtype;
 mod error;
 pub mod histogram;
 pub mod reduce;
+
+/// Scan / reduce operators for [`scan_with`] and [`reduce_with`]: the kernel trait
+/// [`ops::ScanOp`] that a user-defined operator implements (in a `#[cube]` impl block), the
+/// built-in operators behind [`ScanOp`] and the `#[cube]` helpers they use ([`ops::lowest`] /
+/// [`ops::highest`]: -inf / +inf for floats, the extremes for integers; [`ops::is_nan`]).
+pub mod ops {
+    pub use cubeprim_kernels::ops::{
+        highest, is_nan, log_add_exp, lowest, Add, LogAddExp, Max, Min, Mul, ScanOp,
+    };
+}
 pub mod runs;
 pub mod scan;
 pub mod select;
@@ -78,15 +90,18 @@ pub use count::Len;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use histogram::{histogram, histogram_into, histogram_workspace_bytes};
-pub use reduce::{reduce, reduce_into, reduce_len_into, reduce_workspace_bytes, ReduceOp};
+pub use reduce::{
+    reduce, reduce_into, reduce_len_into, reduce_with, reduce_with_into, reduce_workspace_bytes,
+    ReduceOp,
+};
 pub use runs::{
     reduce_by_key, reduce_by_key_into, runs_workspace_bytes, unique_consecutive,
     unique_consecutive_sized, UniqueConsecutive,
 };
 pub use scan::{
-    cummax, cummax_with_indices, cummin, cummin_with_indices, cumprod, cumsum, index_dtype, scan,
-    scan_into, scan_len_into, scan_with_indices, scan_workspace_bytes, supports_dtype, PlaneOps,
-    ScanAlgorithm, ScanOp, ScanOptions, ScanTuning,
+    cummax, cummax_with_indices, cummin, cummin_with_indices, cumprod, cumsum, index_dtype,
+    logcumsumexp, scan, scan_into, scan_len_into, scan_with, scan_with_indices, scan_with_into,
+    scan_workspace_bytes, supports_dtype, PlaneOps, ScanAlgorithm, ScanOp, ScanOptions, ScanTuning,
 };
 pub use select::{
     count_nonzero_into, masked_select, new_count, nonzero, nonzero_index_dtype, nonzero_into,

@@ -166,6 +166,7 @@ fn check_methods<B: PrimBackend, const D: usize, K: NumericKind<B>>(
                     ScanOp::Prod => x.clone().prim_cumprod(dim),
                     ScanOp::Max => x.clone().prim_cummax(dim),
                     ScanOp::Min => x.clone().prim_cummin(dim),
+                    op => unreachable!("{op:?} is not in this matrix"),
                 };
                 let base = ScanOptions::default();
                 check(&xd, &named.to_data(), None, axis, op, base, &what);
@@ -714,6 +715,7 @@ fn check_reductions<B: PrimBackend, const D: usize, K: NumericKind<B>>(
                 ScanOp::Prod => x.clone().prim_prod_dim(dim),
                 ScanOp::Max => x.clone().prim_max_dim(dim),
                 ScanOp::Min => x.clone().prim_min_dim(dim),
+                op => unreachable!("{op:?} is not in this matrix"),
             };
             let what = format!("{what} axis {axis}");
             by_dtype!(
@@ -726,6 +728,7 @@ fn check_reductions<B: PrimBackend, const D: usize, K: NumericKind<B>>(
             ScanOp::Prod => x.clone().prim_prod(),
             ScanOp::Max => x.clone().prim_max(),
             ScanOp::Min => x.clone().prim_min(),
+            op => unreachable!("{op:?} is not in this matrix"),
         };
         by_dtype!(
             xd.dtype,

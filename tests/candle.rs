@@ -1460,6 +1460,7 @@ fn keepdim_reductions_keep_the_dimension() {
                         (ScanOp::Prod, true) => t.reduce_prod_keepdim(end),
                         (ScanOp::Max, true) => t.reduce_max_keepdim(end),
                         (ScanOp::Min, true) => t.reduce_min_keepdim(end),
+                        (op, _) => unreachable!("{op:?} is not in this matrix"),
                     };
                     if x.dims()[axis] == 0 && matches!(op, ScanOp::Max | ScanOp::Min) {
                         assert!(x.reduce_keepdim(axis, op).is_err());

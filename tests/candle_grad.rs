@@ -10,7 +10,13 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-const OPS: [ScanOp; 4] = [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min];
+const OPS: [ScanOp; 5] = [
+    ScanOp::Sum,
+    ScanOp::Prod,
+    ScanOp::Max,
+    ScanOp::Min,
+    ScanOp::LogSumExp,
+];
 const H: f64 = 1e-6;
 
 fn variants() -> [ScanOptions; 4] {

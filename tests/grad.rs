@@ -220,6 +220,7 @@ fn all<B: AutodiffBackend + PrimBackend>(dev: &B::Device, tol: f64) {
         (ScanOp::Prod, true),
         (ScanOp::Max, false),
         (ScanOp::Min, false),
+        (ScanOp::LogSumExp, false),
     ] {
         let x = if zeros { &xz } else { &x };
         for opts in [
@@ -235,6 +236,14 @@ fn all<B: AutodiffBackend + PrimBackend>(dev: &B::Device, tol: f64) {
                 against_numeric::<B, 2, 2>(x, [3, 9], ours, cpu, tol, &what, dev);
             }
         }
+    }
+    for dim in [0usize, 1] {
+        let (ours, cpu): (F<B, 2, 2>, F<Cpu64, 2, 2>) = if dim == 0 {
+            (|x| x.prim_logsumexp_dim(0), |x| x.prim_logsumexp_dim(0))
+        } else {
+            (|x| x.prim_logsumexp_dim(1), |x| x.prim_logsumexp_dim(1))
+        };
+        against_numeric::<B, 2, 2>(&x, [3, 9], ours, cpu, tol, "logsumexp_dim", dev);
     }
     // Products (burn's own prod_dim returns NaN for negative inputs: no comparison there), with
     // no, one and two zeros in a slice.
@@ -367,7 +376,11 @@ fn scan_fns<B: PrimBackend>(
         Max false false 0, Max false false 1, Max true false 0, Max true false 1,
         Max false true 0, Max false true 1, Max true true 0, Max true true 1,
         Min false false 0, Min false false 1, Min true false 0, Min true false 1,
-        Min false true 0, Min false true 1, Min true true 0, Min true true 1
+        Min false true 0, Min false true 1, Min true true 0, Min true true 1,
+        LogSumExp false false 0, LogSumExp false false 1,
+        LogSumExp true false 0, LogSumExp true false 1,
+        LogSumExp false true 0, LogSumExp false true 1,
+        LogSumExp true true 0, LogSumExp true true 1
     )
 }
 

@@ -31,6 +31,7 @@ mod fuzz;
 ))]
 mod grad;
 mod histogram;
+mod logsumexp;
 mod longrun;
 mod msrv;
 mod pipeline;
@@ -44,3 +45,4 @@ mod sort;
 mod trust;
 mod trust_args;
 mod unique;
+mod user_op;

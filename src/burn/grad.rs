@@ -6,13 +6,15 @@
 //!   formula, correct with zeros in the input; cummax / cummin → the gradient flows to the
 //!   element that held the running extreme (ties and NaN: the one the forward picked). Exclusive
 //!   and reverse scans of products and extremes are inclusive forward scans of the shifted /
-//!   flipped input;
+//!   flipped input; logcumsumexp → PyTorch's `logcumsumexp_backward` (the positive and
+//!   negative parts of the gradient each summed in log space by a logcumsumexp in the other
+//!   direction);
 //! - sorts and top-k → the gradient scattered back through the indices;
 //! - masked_select / select → the gradient of kept element `j` goes to the input's `j`-th set
 //!   position (a gather by the exclusive count of set flags);
 //! - reductions: sum → broadcast; prod → the product of the other elements (PyTorch's
 //!   handling of zeros); max / min → shared evenly among the elements equal to the result
-//!   (`torch.amax` / `torch.amin`);
+//!   (`torch.amax` / `torch.amin`); logsumexp → `grad * exp(x - y)`;
 //! - reduce_by_key → the same per run of keys.
 //!
 //! Argsort, searchsorted, nonzero, counts, unique and histograms have integer outputs or
@@ -27,7 +29,7 @@ use crate::{ReduceOp, ScanOp, ScanOptions};
 use ::burn::tensor::backend::Backend;
 use ::burn::tensor::ops::{BoolTensor, FloatTensor, IntTensor};
 use ::burn::tensor::{
-    get_device_settings, DeviceSettings, Int, Scalar, Shape, Slice, TensorMetadata,
+    get_device_settings, DType, DeviceSettings, Int, Scalar, Shape, Slice, TensorMetadata,
 };
 
 /// What the forward pass keeps for the backward pass: the op's inputs and outputs on the inner
@@ -203,6 +205,38 @@ fn cumprod_grad<B: PrimBackend>(
     B::float_mask_where(out, first, b)
 }
 
+/// The gradient of a logcumsumexp `y` of `x` (PyTorch's `logcumsumexp_backward`):
+/// `dx_j = sum_i g_i exp(x_j - y_i)` over the `i` whose `y_i` includes `x_j`, that is
+/// `exp(x_j + back(log g - y)_j)` with `back` the logcumsumexp in the other direction (`back`:
+/// its options), for the positive and the negative parts of `g` apart so that every log is of
+/// a positive number. A zero part is the lowest finite value, not -inf (as PyTorch), so that
+/// `log g - y` has no `-inf - -inf`.
+fn logcumsumexp_grad<B: PrimBackend>(
+    x: FloatTensor<B>,
+    y: FloatTensor<B>,
+    g: FloatTensor<B>,
+    axis: usize,
+    back: ScanOptions,
+) -> FloatTensor<B> {
+    let bools = settings::<B>(&g).bool_dtype;
+    let lowest = match x.dtype() {
+        DType::F64 => f64::MIN,
+        DType::F16 => half::f16::MIN.to_f64(),
+        DType::BF16 => half::bf16::MIN.to_f64(),
+        _ => f64::from(f32::MIN),
+    };
+    let floor = full::<B>(&x, dims::<B>(&x), lowest);
+    let log_abs = B::float_log(B::float_abs(g.clone()));
+    let part = |mask: BoolTensor<B>| {
+        let lg = B::float_mask_where(floor.clone(), mask, log_abs.clone());
+        let t = scan::<B>(B::float_sub(lg, y.clone()), axis, ScanOp::LogSumExp, back);
+        B::float_exp(B::float_add(t, x.clone()))
+    };
+    let pos = part(B::float_greater_elem(g.clone(), Scalar::Float(0.0), bools));
+    let neg = part(B::float_lower_elem(g, Scalar::Float(0.0), bools));
+    B::float_sub(pos, neg)
+}
+
 /// The scan's backward pass.
 pub(crate) fn scan_backward<B: PrimBackend>(
     s: &Scan,
@@ -227,6 +261,15 @@ pub(crate) fn scan_backward<B: PrimBackend>(
             opts
         };
         return vec![Some(scan::<B>(g, axis, ScanOp::Sum, opts))];
+    }
+    if s.op == ScanOp::LogSumExp {
+        let back = ScanOptions {
+            exclusive: s.opts.exclusive,
+            reverse: !s.opts.reverse,
+            ..ScanOptions::default()
+        };
+        let y = float(&saved.outputs[0]);
+        return vec![Some(logcumsumexp_grad::<B>(x, y, g, axis, back))];
     }
     // An exclusive and / or reverse scan is an inclusive forward scan of the flipped input with
     // the identity shifted in: take the gradient there, then undo the shift and the flip.
@@ -437,6 +480,7 @@ fn fold_backward<B: Backend>(
             let count = fold(hit.clone(), ReduceOp::Sum);
             B::float_div(B::float_mul(ge, hit), count)
         }
+        ReduceOp::LogSumExp => B::float_mul(ge, B::float_exp(B::float_sub(x, y()))),
     }
 }
 

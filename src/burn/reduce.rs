@@ -56,6 +56,7 @@ impl PrimOp for Reduce {
                 x.shape.iter().product()
             }
         };
+        self.op.check_dtype(x.prim_dtype()?)?;
         if n == 0 && matches!(self.op, ReduceOp::Max | ReduceOp::Min) {
             return Err(Error::Unsupported(format!(
                 "{:?} of no elements has no value",
@@ -205,6 +206,16 @@ pub trait ReduceExt<B: PrimBackend, const D: usize, K: NumericKind<B>>: Sized {
     /// As [`prim_reduce_dim`](Self::prim_reduce_dim).
     fn prim_min_dim(self, dim: impl AsIndex) -> Self {
         self.prim_reduce_dim(dim, ReduceOp::Min)
+    }
+    /// `log(sum(exp(x)))` along `dim` (`torch.logsumexp(x, dim, keepdim=True)`; float
+    /// tensors only, stable for large inputs, -inf over no element). Differentiable.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_reduce_dim`](Self::prim_reduce_dim), and with
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for an int tensor.
+    fn prim_logsumexp_dim(self, dim: impl AsIndex) -> Self {
+        self.prim_reduce_dim(dim, ReduceOp::LogSumExp)
     }
     /// Sum of every element (burn's `sum`).
     ///

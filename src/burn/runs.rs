@@ -163,6 +163,7 @@ impl PrimOp for ReduceByKey {
     fn outputs(&self, inputs: &[TensorMeta]) -> Result<Vec<OutputSpec>> {
         check_inputs(inputs, 2, false, "reduce_by_key")?;
         same_shape(&inputs[0], &inputs[1])?;
+        self.op.check_dtype(inputs[1].prim_dtype()?)?;
         let (k, v) = (OutputSpec::flat(inputs, 0), OutputSpec::flat(inputs, 1));
         Ok(vec![k, v, OutputSpec::count()])
     }

@@ -40,6 +40,7 @@ impl PrimOp for Scan {
                 self.op
             )));
         }
+        self.op.check_dtype(x.prim_dtype()?)?;
         let mut out = vec![OutputSpec::like(inputs, 0)];
         if self.indexed {
             out.push(OutputSpec::index(x.shape.clone()));
@@ -174,6 +175,16 @@ pub trait ScanExt<B: PrimBackend, const D: usize>: Sized {
     /// As [`prim_scan`](Self::prim_scan).
     fn prim_cummin(self, dim: impl AsIndex) -> Self {
         self.prim_scan(dim, ScanOp::Min, ScanOptions::default())
+    }
+    /// Inclusive running `log(sum(exp(x)))` (`torch.logcumsumexp`; float tensors only, stable
+    /// for large inputs, NaN propagates). Differentiable.
+    ///
+    /// # Panics
+    ///
+    /// As [`prim_scan`](Self::prim_scan), and with
+    /// [`Error::UnsupportedDType`](crate::Error::UnsupportedDType) for an int tensor.
+    fn prim_logcumsumexp(self, dim: impl AsIndex) -> Self {
+        self.prim_scan(dim, ScanOp::LogSumExp, ScanOptions::default())
     }
     /// Running maximum and its indices (PyTorch's `torch.cummax`).
     ///

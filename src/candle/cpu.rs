@@ -94,6 +94,9 @@ pub fn scan_view<E: ScanElement>(
                 ScanOp::Prod => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Prod, a, b)),
                 ScanOp::Max => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Max, a, b)),
                 ScanOp::Min => line.scan(E::identity(op), |a, b| E::combine(ScanOp::Min, a, b)),
+                ScanOp::LogSumExp => {
+                    line.scan(E::identity(op), |a, b| E::combine(ScanOp::LogSumExp, a, b))
+                }
             };
         }
         let mut acc = vec![E::identity(op); width];

@@ -14,14 +14,16 @@
 //! - scans: sum → the sum scan of the gradient in the other direction; prod → PyTorch's
 //!   `cumprod_backward` (correct with zeros); max / min → the gradient scattered to the element
 //!   the forward's indices pick (ties: the latest, NaN: the NaN). An exclusive prod scan is the
-//!   inclusive one of the input shifted by one with 1 shifted in; reverse scans swap the
+//!   inclusive one of the input shifted by one with 1 shifted in; logsumexp → PyTorch's
+//!   `logcumsumexp_backward` (the positive and negative parts of the gradient each summed in
+//!   log space by a logsumexp scan in the other direction); reverse scans swap the
 //!   directions of the scans in the formulas (no flip);
 //! - sorts and top-k / bottom-k → the gradient scattered back through the indices;
 //! - masked_select (and `_padded`'s values) → the gradient of kept element `j` to the input's
 //!   `j`-th set position (a gather at the exclusive count of set flags);
 //! - reductions: sum → broadcast; prod → the product of the other elements (PyTorch's handling
 //!   of zeros); max / min → shared evenly among the elements equal to the result
-//!   (`torch.amax` / `torch.amin`);
+//!   (`torch.amax` / `torch.amin`); logsumexp → `grad * exp(x - y)`;
 //! - reduce_by_key's folds → the same per run of keys.
 
 use super::ops::u32_len;
@@ -187,6 +189,51 @@ pub(crate) fn scan_grad(
             };
             x.zeros_like()?.scatter_add(&idx, &g, axis)
         }
+        ScanOp::LogSumExp => logcumsumexp_grad(
+            x,
+            y,
+            g,
+            axis,
+            ScanOptions {
+                reverse: !opts.reverse,
+                ..opts
+            },
+        ),
+    }
+}
+
+/// The gradient of a logcumsumexp `y` of `x` (PyTorch's `logcumsumexp_backward`):
+/// `dx_j = sum_i g_i exp(x_j - y_i)` over the `i` whose `y_i` includes `x_j`, that is
+/// `exp(x_j + back(log g - y)_j)` with `back` the logsumexp scan in the other direction
+/// (`back`: those options), for the positive and the negative parts of `g` apart so that
+/// every log is of a positive number. A zero part is the lowest finite value, not -inf (as
+/// PyTorch), so that `log g - y` has no `-inf - -inf`.
+fn logcumsumexp_grad(
+    x: &Tensor,
+    y: &Tensor,
+    g: &Tensor,
+    axis: usize,
+    back: ScanOptions,
+) -> Result<Tensor> {
+    let lowest = x.ones_like()?.affine(lowest_finite(x.dtype()), 0.0)?;
+    let log_abs = g.abs()?.log()?;
+    let part = |mask: Tensor| -> Result<Tensor> {
+        let lg = mask.where_cond(&log_abs, &lowest)?;
+        lg.sub(y)?
+            .scan(axis, ScanOp::LogSumExp, back)?
+            .add(x)?
+            .exp()
+    };
+    part(g.gt(0.0)?)?.sub(&part(g.lt(0.0)?)?)
+}
+
+/// The lowest finite value of a float dtype.
+fn lowest_finite(dtype: candle_core::DType) -> f64 {
+    match dtype {
+        candle_core::DType::F64 => f64::MIN,
+        candle_core::DType::F16 => half::f16::MIN.to_f64(),
+        candle_core::DType::BF16 => half::bf16::MIN.to_f64(),
+        _ => f32::MIN as f64,
     }
 }
 
@@ -296,6 +343,7 @@ fn reduce_grad(x: &Tensor, y: &Tensor, g: &Tensor, axis: usize, op: ReduceOp) ->
             let count = expand(&hit.reduce_sum(axis)?, axis, shape)?;
             ge.mul(&hit)?.div(&count)
         }
+        ReduceOp::LogSumExp => ge.mul(&x.sub(&expand(y, axis, shape)?)?.exp()?),
     }
 }
 
@@ -325,6 +373,7 @@ fn by_key_grad(keys: &Tensor, v: &Tensor, y: &Tensor, g: &Tensor, op: ReduceOp) 
             let count = fold(&hit, ReduceOp::Sum)?;
             ge.mul(&hit)?.div(&count)?
         }
+        ReduceOp::LogSumExp => ge.mul(&flat.sub(&per_element(y)?)?.exp()?)?,
     };
     gx.reshape(v.shape())
 }

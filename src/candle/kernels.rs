@@ -18,7 +18,7 @@ use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::RadixConfig;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::scan_rows::scan_rows;
-use cubeprim_kernels::ops::{Add, Max, Min, Mul};
+use cubeprim_kernels::ops::{Add, LogAddExp, Max, Min, Mul};
 use std::sync::Mutex;
 
 /// The name of the scan kernel in the generated source.
@@ -124,6 +124,7 @@ pub fn scan_rows_definition(dtype: DType, op: ScanOp, launch: &ScanLaunch) -> Ke
         (ScanOp::Min, false) => define_scan_rows::<T, A, i32, Min>(launch),
         (ScanOp::Max, true) => define_scan_rows::<T, A, i64, Max>(launch),
         (ScanOp::Min, true) => define_scan_rows::<T, A, i64, Min>(launch),
+        (ScanOp::LogSumExp, _) => define_scan_rows::<T, A, i32, LogAddExp>(launch),
     })
 }
 

@@ -176,6 +176,14 @@ pub(crate) fn bad_dtype(d: candle_core::DType, op: &'static str) -> candle_core:
     candle_core::Error::UnsupportedDTypeForOp(d, op)
 }
 
+/// `UnsupportedDTypeForOp` for a dtype `op` is not defined on (integers for logsumexp).
+pub(crate) fn check_op_dtype(t: &Tensor, op: crate::ScanOp, name: &'static str) -> Result<()> {
+    if op == crate::ScanOp::LogSumExp && !t.dtype().is_float() {
+        return Err(bad_dtype(t.dtype(), name));
+    }
+    Ok(())
+}
+
 /// u8 and i16 tensors widened to u32 / i32 by candle (the kernels and the CPU reference take
 /// 32-bit and wider types; the widening keeps order, equality and, cast back, wrapping
 /// arithmetic), with the dtype to cast value outputs back to.

@@ -14,7 +14,8 @@ use cubecl::prelude::*;
 /// adapter supports, any layout). Same semantics as the scans: f16 / bf16 accumulate in f32,
 /// integer sums and products wrap, max / min propagate NaN. A sum or product over an empty
 /// dimension is 0 / 1; a max or min over one is an error. Differentiable (candle `Var`s): sum,
-/// prod (zeros as PyTorch) and max / min (shared evenly among ties, as `torch.amax`).
+/// prod (zeros as PyTorch), max / min (shared evenly among ties, as `torch.amax`) and
+/// logsumexp (`grad * exp(x - y)`).
 pub trait ReduceExt {
     /// The fold of `dim` with any operator.
     ///
@@ -57,6 +58,15 @@ pub trait ReduceExt {
     /// As [`reduce`](Self::reduce).
     fn reduce_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.reduce(dim, ReduceOp::Min)
+    }
+    /// `log(sum(exp(t)))` along `dim` (`torch.logsumexp(t, dim)`): floats only, stable for
+    /// large inputs, -inf over an empty dimension, NaN if any is.
+    ///
+    /// # Errors
+    ///
+    /// As [`reduce`](Self::reduce); `UnsupportedDTypeForOp` for an integer dtype.
+    fn logsumexp<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.reduce(dim, ReduceOp::LogSumExp)
     }
     /// [`reduce`](Self::reduce) keeping `dim` with length 1 (candle's `sum_keepdim` naming;
     /// `torch.sum(t, dim, keepdim=True)`), so that the result broadcasts against `self`.
@@ -116,6 +126,7 @@ pub trait ReduceExt {
 impl ReduceExt for Tensor {
     fn reduce<D: Dim>(&self, dim: D, op: ReduceOp) -> Result<Tensor> {
         let axis = dim.to_index(self.shape(), "reduce")?;
+        super::ops::check_op_dtype(self, op, "cubeprim reduce")?;
         if self.dims()[axis] == 0 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
             return Err(candle_core::Error::Msg(format!(
                 "reduce: {op:?} over an empty dimension has no value"
@@ -183,8 +194,12 @@ impl PrimOp for Reduce {
         let mut dims = x.shape.clone();
         dims.remove(self.axis);
         if x.num_elements() == 0 {
-            // Nothing to read: the identity everywhere (sum and product; max / min refused).
-            let id = if self.op == ReduceOp::Prod { 1.0 } else { 0.0 };
+            // Nothing to read: the identity everywhere (max / min refused).
+            let id = match self.op {
+                ReduceOp::Prod => 1.0,
+                ReduceOp::LogSumExp => f64::NEG_INFINITY,
+                _ => 0.0,
+            };
             let n = dims.iter().product();
             return Ok(vec![crate::dispatch::with_dtype!(x.dtype, |T, _A| {
                 DeviceTensor::from_slice(d.client, &vec![<T as Element>::from_f64(id); n], &dims)?

@@ -82,6 +82,15 @@ pub trait ScanExt {
     fn scan_min<D: Dim>(&self, dim: D) -> Result<Tensor> {
         self.scan(dim, ScanOp::Min, ScanOptions::default())
     }
+    /// Running `log(sum(exp(t)))` (`torch.logcumsumexp`): floats only, stable for large
+    /// inputs, NaN propagates. Differentiable (PyTorch's `logcumsumexp_backward`).
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`](Self::scan); `UnsupportedDTypeForOp` for an integer dtype.
+    fn logcumsumexp<D: Dim>(&self, dim: D) -> Result<Tensor> {
+        self.scan(dim, ScanOp::LogSumExp, ScanOptions::default())
+    }
     /// `torch.cummax`: running maximum and its index.
     ///
     /// # Errors
@@ -103,6 +112,7 @@ pub trait ScanExt {
 impl ScanExt for Tensor {
     fn scan<D: Dim>(&self, dim: D, op: ScanOp, opts: ScanOptions) -> Result<Tensor> {
         let axis = dim.to_index(self.shape(), "scan")?;
+        super::ops::check_op_dtype(self, op, "cubeprim scan")?;
         let custom = ScanCustomOp::new(axis, op, opts, false);
         if self.track_op() {
             // A graph node with the backward pass (`bwd`).

@@ -3,13 +3,14 @@ use crate::{Result, ScanOp};
 
 /// The fold of `data` (row-major, `shape`) along `axis` (removed), or of everything.
 /// [`crate::Error::LengthMismatch`] unless `data` fills `shape`, [`crate::Error::AxisOutOfRange`]
-/// for an axis past it.
+/// for an axis past it, [`crate::Error::UnsupportedDType`] for an integer logsumexp.
 pub fn reduce<E: ScanElement>(
     data: &[E],
     shape: &[usize],
     axis: Option<usize>,
     op: ScanOp,
 ) -> Result<Vec<E>> {
+    op.check_dtype(E::DTYPE)?;
     super::check_shape(data.len(), shape, axis)?;
     let Some(axis) = axis else {
         let mut a = E::identity(op);

@@ -11,9 +11,11 @@ pub trait ScanElement: Element {
     /// Rounds an accumulator back to the element type.
     fn from_acc(a: Self::Acc) -> Self;
     /// `a ⊕ b` for `op`, `a` the earlier operand (integer sums and products wrap; max / min
-    /// as [`take_second`] picks).
+    /// as [`take_second`] picks; logsumexp as `max + log1p(exp(min - max))`, NaN propagating.
+    /// Logsumexp is defined for floats only: the entry points refuse integers, and here an
+    /// integer logsumexp is the larger operand).
     fn combine(op: ScanOp, a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    /// The identity of `op`: 0, 1, the lowest value (max) or the highest (min).
+    /// The identity of `op`: 0, 1, the lowest value (max, logsumexp) or the highest (min).
     fn identity(op: ScanOp) -> Self::Acc;
     /// Whether `a` is a float NaN (always false for integers).
     fn is_nan(a: Self::Acc) -> bool;
@@ -54,13 +56,22 @@ macro_rules! float_elem {
                             a
                         }
                     }
+                    ScanOp::LogSumExp => {
+                        if a.is_nan() || b.is_nan() {
+                            return a + b;
+                        }
+                        let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+                        // Equal operands (-inf / +inf pairs included): `hi + ln 2`, no `inf - inf`.
+                        let d = if hi == lo { 0.0 } else { lo - hi };
+                        hi + d.exp().ln_1p()
+                    }
                 }
             }
             fn identity(op: ScanOp) -> $acc {
                 match op {
                     ScanOp::Sum => 0.0,
                     ScanOp::Prod => 1.0,
-                    ScanOp::Max => <$acc>::NEG_INFINITY,
+                    ScanOp::Max | ScanOp::LogSumExp => <$acc>::NEG_INFINITY,
                     ScanOp::Min => <$acc>::INFINITY,
                 }
             }
@@ -100,13 +111,14 @@ macro_rules! int_elem {
                             a
                         }
                     }
+                    ScanOp::LogSumExp => a.max(b),
                 }
             }
             fn identity(op: ScanOp) -> $t {
                 match op {
                     ScanOp::Sum => 0,
                     ScanOp::Prod => 1,
-                    ScanOp::Max => <$t>::MIN,
+                    ScanOp::Max | ScanOp::LogSumExp => <$t>::MIN,
                     ScanOp::Min => <$t>::MAX,
                 }
             }
@@ -123,7 +135,8 @@ int_elem!(i64);
 int_elem!(u64);
 
 /// Scan of a contiguous row-major tensor along `axis`. [`crate::Error::LengthMismatch`]
-/// unless `data` fills `shape`, [`crate::Error::AxisOutOfRange`] for an axis past it.
+/// unless `data` fills `shape`, [`crate::Error::AxisOutOfRange`] for an axis past it,
+/// [`crate::Error::UnsupportedDType`] for an integer logsumexp.
 pub fn scan<E: ScanElement>(
     data: &[E],
     shape: &[usize],
@@ -131,6 +144,7 @@ pub fn scan<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
 ) -> Result<Vec<E>> {
+    op.check_dtype(E::DTYPE)?;
     super::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
@@ -187,6 +201,9 @@ pub(crate) fn scan_block_into<E: ScanElement>(
         ScanOp::Min => block_with(x, out, n, inner, op, opts, |a, b| {
             E::combine(ScanOp::Min, a, b)
         }),
+        ScanOp::LogSumExp => block_with(x, out, n, inner, op, opts, |a, b| {
+            E::combine(ScanOp::LogSumExp, a, b)
+        }),
     }
 }
 
@@ -240,6 +257,7 @@ pub fn scan_with_indices<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
 ) -> Result<(Vec<E>, Vec<i64>)> {
+    op.check_dtype(E::DTYPE)?;
     super::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();

@@ -1,4 +1,4 @@
-//! Reductions (sum, prod, max, min) of a whole buffer or along any axis of a strided tensor.
+//! Reductions (sum, prod, max, min, logsumexp, or a user's operator) of a whole buffer or along any axis of a strided tensor.
 //! The result stays on the device.
 //!
 //! Each pass reduces groups of tiles of every row
@@ -17,8 +17,9 @@ use crate::{DType, DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::device::reduce::reduce_rows;
+use cubeprim_kernels::ops::ScanOp as KernelOp;
 
-/// The reduce operators (the scan's: sum, prod, max, min).
+/// The reduce operators (the scan's: sum, prod, max, min, logsumexp).
 pub type ReduceOp = ScanOp;
 
 /// A strided source of one pass.
@@ -135,10 +136,9 @@ pub fn reduce_workspace_bytes<R: Runtime>(
 }
 
 /// Runs every pass of `src` into `out` (one value per row, `out_dtype`).
-fn run<R: Runtime>(
+fn run<R: Runtime, O: KernelOp>(
     client: &ComputeClient<R>,
     src: Src<'_, R>,
-    op: ScanOp,
     out: &Handle,
     out_dtype: DType,
     len: Option<&DeviceTensor<R>>,
@@ -179,7 +179,7 @@ fn run<R: Runtime>(
             },
             dummy: dummy.clone(),
         };
-        dispatch(client, input.1, acc, target_dtype, op, &pass);
+        dispatch::<R, O>(client, input.1, acc, target_dtype, &pass);
         input = (target, acc);
     }
     Ok(())
@@ -196,36 +196,27 @@ struct PassArgs<'a> {
     dummy: Handle,
 }
 
-fn dispatch<R: Runtime>(
+fn dispatch<R: Runtime, O: KernelOp>(
     client: &ComputeClient<R>,
     input: DType,
     acc: DType,
     out: DType,
-    op: ScanOp,
     p: &PassArgs<'_>,
 ) {
     // Passes read the input dtype (first) or the accumulator, and write the accumulator or
     // (last) the input dtype.
     if input == acc && out == acc {
-        with_dtype!(acc, |A, _B| with_op!(op, |O| launch::<R, A, A, A, O>(
-            client, p
-        )))
+        with_dtype!(acc, |A, _B| launch::<R, A, A, A, O>(client, p))
     } else if input == acc {
-        with_dtype!(out, |T, A| with_op!(op, |O| launch::<R, A, A, T, O>(
-            client, p
-        )))
+        with_dtype!(out, |T, A| launch::<R, A, A, T, O>(client, p))
     } else if out == acc {
-        with_dtype!(input, |T, A| with_op!(op, |O| launch::<R, T, A, A, O>(
-            client, p
-        )))
+        with_dtype!(input, |T, A| launch::<R, T, A, A, O>(client, p))
     } else {
-        with_dtype!(input, |T, A| with_op!(op, |O| launch::<R, T, A, T, O>(
-            client, p
-        )))
+        with_dtype!(input, |T, A| launch::<R, T, A, T, O>(client, p))
     }
 }
 
-fn launch<R: Runtime, T: Numeric, A: Numeric, U: Numeric, O: cubeprim_kernels::ops::ScanOp>(
+fn launch<R: Runtime, T: Numeric, A: Numeric, U: Numeric, O: KernelOp>(
     client: &ComputeClient<R>,
     p: &PassArgs<'_>,
 ) {
@@ -263,8 +254,10 @@ fn launch<R: Runtime, T: Numeric, A: Numeric, U: Numeric, O: cubeprim_kernels::o
     }
 }
 
-fn check_empty_selection(op: ScanOp, n: usize) -> Result<()> {
-    if n == 0 && matches!(op, ScanOp::Max | ScanOp::Min) {
+/// A max / min of no elements has no value (`op`: the built-in operator, `None` for a user's,
+/// whose empty reduction is its identity).
+fn check_empty_selection(op: Option<ScanOp>, n: usize) -> Result<()> {
+    if let Some(op @ (ScanOp::Max | ScanOp::Min)) = op.filter(|_| n == 0) {
         return Err(Error::Unsupported(format!(
             "{op:?} of no elements has no value"
         )));
@@ -292,6 +285,27 @@ pub fn reduce_into<R: Runtime>(
     out: &DeviceTensor<R>,
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
+    op.check_device(client, input.dtype)?;
+    with_op!(op, |O| reduce_into_op::<R, O>(
+        client,
+        input,
+        axis,
+        out,
+        workspace,
+        Some(op)
+    ))
+}
+
+/// [`reduce_into`] with the operator's kernel type; `builtin`: the [`ScanOp`] it stands for
+/// (`None`: a user's operator).
+fn reduce_into_op<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: Option<isize>,
+    out: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+    builtin: Option<ScanOp>,
+) -> Result<()> {
     crate::select::plan::check_supported(client, input.dtype)?;
     crate::validate::args(
         client,
@@ -301,7 +315,7 @@ pub fn reduce_into<R: Runtime>(
     match axis {
         Some(a) => {
             let ax = resolve_axis(a, input.rank())?;
-            check_empty_selection(op, input.shape[ax])?;
+            check_empty_selection(builtin, input.shape[ax])?;
             let mut shape = input.shape.clone();
             shape.remove(ax);
             if out.shape != shape {
@@ -323,11 +337,11 @@ pub fn reduce_into<R: Runtime>(
                 axis: ax,
                 _r: Default::default(),
             };
-            run(client, src, op, &out.handle, input.dtype, None, workspace)
+            run::<R, O>(client, src, &out.handle, input.dtype, None, workspace)
         }
         None => {
             let n = input.num_elements();
-            check_empty_selection(op, n)?;
+            check_empty_selection(builtin, n)?;
             check_output(out, 1, input.dtype)?;
             if input.is_contiguous() || input.rank() <= 1 {
                 let shape = [n];
@@ -345,7 +359,7 @@ pub fn reduce_into<R: Runtime>(
                     axis: 0,
                     _r: Default::default(),
                 };
-                return run(client, src, op, &out.handle, input.dtype, None, workspace);
+                return run::<R, O>(client, src, &out.handle, input.dtype, None, workspace);
             }
             // Strided N-d: the last axis first (into the accumulator), then the rest.
             let acc = accumulator_dtype(input.dtype);
@@ -361,7 +375,7 @@ pub fn reduce_into<R: Runtime>(
                 axis: input.rank() - 1,
                 _r: Default::default(),
             };
-            run(client, src, op, &partial.handle, acc, None, workspace)?;
+            run::<R, O>(client, src, &partial.handle, acc, None, workspace)?;
             let flat = [partial.num_elements()];
             let src = Src {
                 handle: partial.handle.clone(),
@@ -372,13 +386,14 @@ pub fn reduce_into<R: Runtime>(
                 axis: 0,
                 _r: Default::default(),
             };
-            run(client, src, op, &out.handle, input.dtype, None, workspace)
+            run::<R, O>(client, src, &out.handle, input.dtype, None, workspace)
         }
     }
 }
 
-/// The sum, product, maximum or minimum (`op`) of `input` along `axis` (the axis is removed
-/// from the shape: `torch.sum(x, dim)` / `prod` / `amax` / `amin`), or of every element with
+/// The sum, product, maximum, minimum or log-sum-exp (`op`) of `input` along `axis` (the axis
+/// is removed from the shape: `torch.sum(x, dim)` / `prod` / `amax` / `amin` / `logsumexp`;
+/// logsumexp: floats only, stable for large inputs, -inf for no element), or of every element with
 /// `axis: None` (a 0-d result). The result is a new contiguous tensor of the input's dtype;
 /// f16 / bf16 accumulate in f32, integer sums and products wrap, max / min propagate NaN. The
 /// result stays on the device.
@@ -386,7 +401,8 @@ pub fn reduce_into<R: Runtime>(
 /// # Errors
 ///
 /// [`Error::AxisOutOfRange`] for an axis past the rank; [`Error::UnsupportedDType`] for a dtype the
-/// runtime lacks ([`supports_dtype`](crate::supports_dtype)); [`Error::Unsupported`] for a max /
+/// runtime lacks ([`supports_dtype`](crate::supports_dtype)) or an integer dtype with
+/// [`ScanOp::LogSumExp`]; [`Error::Unsupported`] for a max /
 /// min of no elements (it has no value); the argument checks of every call
 /// ([`Error::ShapeMismatch`], [`Error::TooLarge`], [`Error::OutOfBounds`],
 /// [`Error::InvalidArgument`]; see [`Error`]); [`Error::BufferTooLarge`],
@@ -423,6 +439,58 @@ pub fn reduce<R: Runtime>(
     op: ReduceOp,
     workspace: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
+    op.check_device(client, input.dtype)?;
+    with_op!(op, |O| reduce_op::<R, O>(
+        client,
+        input,
+        axis,
+        workspace,
+        Some(op)
+    ))
+}
+
+/// [`reduce`] with a user-defined operator: any [`crate::ops::ScanOp`] (see
+/// [`scan_with`](crate::scan_with), whose example also reduces). An empty reduction is the
+/// operator's identity. User operators run on the cubecl runtimes (wgpu, CUDA, Metal), not on
+/// the CPU implementation ([`crate::cpu`]) nor through the burn / candle adapters.
+///
+/// # Errors
+///
+/// As [`reduce`] (no error for an empty reduction).
+pub fn reduce_with<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: Option<isize>,
+    _op: O,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    reduce_op::<R, O>(client, input, axis, workspace, None)
+}
+
+/// [`reduce_with`] into a caller-provided output, as [`reduce_into`].
+///
+/// # Errors
+///
+/// As [`reduce_into`] (no error for an empty reduction).
+pub fn reduce_with_into<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: Option<isize>,
+    _op: O,
+    out: &DeviceTensor<R>,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    reduce_into_op::<R, O>(client, input, axis, out, workspace, None)
+}
+
+/// [`reduce`] with the operator's kernel type (`builtin` as for [`reduce_into_op`]).
+fn reduce_op<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: Option<isize>,
+    workspace: &mut Workspace<R>,
+    builtin: Option<ScanOp>,
+) -> Result<DeviceTensor<R>> {
     // Before the output is allocated.
     crate::validate::input(client, "the input", input)?;
     let shape = match axis {
@@ -435,14 +503,14 @@ pub fn reduce<R: Runtime>(
         None => vec![],
     };
     let out = DeviceTensor::empty(client, &shape, input.dtype);
-    reduce_into(client, input, axis, op, &out, workspace)?;
+    reduce_into_op::<R, O>(client, input, axis, &out, workspace, builtin)?;
     Ok(out)
 }
 
 /// Reduces the first `len` elements of a contiguous tensor (flattened) into `out` (one element
 /// of the input's dtype). With a device count (`Len::Device`), tiles past the count read
-/// nothing and no host read happens. An empty sum is 0, an empty product 1, and an empty max /
-/// min the lowest / highest value (-inf / +inf for floats).
+/// nothing and no host read happens. An empty sum is 0, an empty product 1, an empty max /
+/// min the lowest / highest value (-inf / +inf for floats), an empty logsumexp -inf.
 ///
 /// # Errors
 ///
@@ -463,6 +531,7 @@ pub fn reduce_len_into<'a, R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     let len = len.into();
+    op.check_device(client, input.dtype)?;
     crate::validate::args(
         client,
         &[
@@ -484,13 +553,12 @@ pub fn reduce_len_into<'a, R: Runtime>(
         axis: 0,
         _r: Default::default(),
     };
-    run(
+    with_op!(op, |O| run::<R, O>(
         client,
         src,
-        op,
         &out.handle,
         input.dtype,
         len.device_count(),
-        workspace,
-    )
+        workspace
+    ))
 }

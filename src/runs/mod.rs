@@ -22,7 +22,7 @@ use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::run_length::{padded_len, run_length, RunConfig};
 use cubeprim_kernels::device::run_length_fixup::{run_length_fixup, RECORD_WORDS};
-use cubeprim_kernels::ops::{Add, Max, Min, Mul};
+use cubeprim_kernels::ops::{Add, LogAddExp, Max, Min, Mul};
 use std::sync::OnceLock;
 
 /// Bytes of [`Workspace`] a run-length pass over up to `capacity` keys needs (`values`: the
@@ -233,6 +233,9 @@ fn run<R: Runtime>(
     job: Job<'_, R>,
     ws: &mut Workspace<R>,
 ) -> Result<()> {
+    if let Some(v) = job.values {
+        job.op.check_device(client, v.dtype)?;
+    }
     crate::validate::args(
         client,
         &[
@@ -350,6 +353,7 @@ fn run<R: Runtime>(
                 ScanOp::Prod => l.go::<R, K, V, A, V, i32, Mul>(client),
                 ScanOp::Max => l.go::<R, K, V, A, V, i32, Max>(client),
                 ScanOp::Min => l.go::<R, K, V, A, V, i32, Min>(client),
+                ScanOp::LogSumExp => l.go::<R, K, V, A, V, i32, LogAddExp>(client),
             }
         })),
     }

@@ -10,6 +10,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::device::reduce_tiles::reduce_tiles;
 use cubeprim_kernels::device::scan_rows::scan_rows;
+use cubeprim_kernels::ops::ScanOp as KernelOp;
 use half::{bf16, f16};
 
 /// Whether the runtime can store, load and do arithmetic on `dtype` (and, for f16 / bf16, on
@@ -99,12 +100,36 @@ pub(crate) fn scan<R: Runtime>(
     indexed: bool,
 ) -> Result<(DeviceTensor<R>, Option<DeviceTensor<R>>)> {
     check_indices(op, indexed)?;
+    op.check_device(client, input.dtype)?;
+    with_op!(op, |O| scan_op::<R, O>(
+        client, input, axis, opts, workspace, indexed
+    ))
+}
+
+/// [`scan`] with the operator's kernel type (built in or the user's).
+pub(crate) fn scan_op<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+    indexed: bool,
+) -> Result<(DeviceTensor<R>, Option<DeviceTensor<R>>)> {
     check_dtype(client, input.dtype)?;
     // Before the outputs are allocated: a view past the size limit is refused, not allocated.
     crate::validate::input(client, "the input", input)?;
     let out = DeviceTensor::empty(client, &input.shape, input.dtype);
     let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, index_dtype(client)));
-    scan_into(client, input, &out, idx.as_ref(), axis, op, opts, workspace)?;
+    scan_into_len_op::<R, O>(
+        client,
+        input,
+        &out,
+        idx.as_ref(),
+        axis,
+        opts,
+        workspace,
+        None,
+    )?;
     Ok((out, idx))
 }
 
@@ -159,8 +184,27 @@ pub(crate) fn scan_into_len<R: Runtime>(
     workspace: &mut Workspace<R>,
     len: Option<&DeviceTensor<R>>,
 ) -> Result<()> {
+    check_indices(op, idx.is_some())?;
+    op.check_device(client, input.dtype)?;
+    with_op!(op, |O| scan_into_len_op::<R, O>(
+        client, input, out, idx, axis, opts, workspace, len
+    ))
+}
+
+/// [`scan_into_len`] with the operator's kernel type. `idx` only with a selection operator
+/// (checked by the callers).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_into_len_op<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    out: &DeviceTensor<R>,
+    idx: Option<&DeviceTensor<R>>,
+    axis: isize,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+    len: Option<&DeviceTensor<R>>,
+) -> Result<()> {
     let indexed = idx.is_some();
-    check_indices(op, indexed)?;
     let axis = resolve_axis(axis, input.rank())?;
     check_dtype(client, input.dtype)?;
     crate::validate::args(
@@ -222,26 +266,25 @@ pub(crate) fn scan_into_len<R: Runtime>(
             let acc = accumulator_dtype(input.dtype);
             let aggregates =
                 DeviceTensor::<R>::empty(client, &[plan.rows, plan.tiles_per_row as usize], acc);
-            dispatch_reduce(
+            dispatch_reduce::<R, O>(
                 client,
                 input.dtype,
-                op,
                 &plan,
                 &bufs,
                 &aggregates.handle,
                 count.clone(),
             );
-            let prefixes = super::scan(
+            let (prefixes, _) = scan_op::<R, O>(
                 client,
                 &aggregates,
                 1,
-                op,
                 ScanOptions {
                     exclusive: true,
                     reverse: false,
                     ..opts
                 },
                 workspace,
+                false,
             )?;
             bufs.prefixes = prefixes.handle.clone();
             bufs.prefixes_len = plan.num_tiles as usize;
@@ -251,11 +294,10 @@ pub(crate) fn scan_into_len<R: Runtime>(
         .as_ref()
         .map(|l| (l.epoch, l.counter_base))
         .unwrap_or((1, 0));
-    dispatch_scan(
+    dispatch_scan::<R, O>(
         client,
         input.dtype,
         idx_dtype,
-        op,
         &plan,
         &bufs,
         count,
@@ -266,27 +308,26 @@ pub(crate) fn scan_into_len<R: Runtime>(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn dispatch_scan<R: Runtime>(
+fn dispatch_scan<R: Runtime, O: KernelOp>(
     client: &ComputeClient<R>,
     dtype: DType,
     idx_dtype: DType,
-    op: ScanOp,
     plan: &ScanPlan,
     bufs: &Buffers,
     count: CubeCount,
     epoch: u32,
     base: u32,
 ) {
-    with_dtype!(dtype, |T, A| with_op!(op, |O| {
+    with_dtype!(dtype, |T, A| {
         if plan.cfg.indexed && idx_dtype == DType::I64 {
             launch_scan::<R, T, A, i64, O>(client, plan, bufs, count, epoch, base)
         } else {
             launch_scan::<R, T, A, i32, O>(client, plan, bufs, count, epoch, base)
         }
-    }))
+    })
 }
 
-fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::ScanOp>(
+fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: KernelOp>(
     client: &ComputeClient<R>,
     plan: &ScanPlan,
     b: &Buffers,
@@ -332,16 +373,15 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::
     }
 }
 
-fn dispatch_reduce<R: Runtime>(
+fn dispatch_reduce<R: Runtime, O: KernelOp>(
     client: &ComputeClient<R>,
     dtype: DType,
-    op: ScanOp,
     plan: &ScanPlan,
     bufs: &Buffers,
     aggregates: &Handle,
     count: CubeCount,
 ) {
-    with_dtype!(dtype, |T, A| with_op!(op, |O| {
+    with_dtype!(dtype, |T, A| {
         // SAFETY: as for the scan; one aggregate per tile.
         unsafe {
             reduce_tiles::launch_unchecked::<T, A, O, R>(
@@ -361,5 +401,5 @@ fn dispatch_reduce<R: Runtime>(
                 plan.device_len,
             )
         }
-    }))
+    })
 }

@@ -27,8 +27,10 @@ pub use launch::supports_dtype;
 #[doc(hidden)]
 pub use plan::{tile_len, DeviceLimits, ScanPlan, LONG_TILE, SPINS, SPINS_CUDA, WINDOWS};
 
-/// The scan operators.
+/// The built-in scan (and reduce) operators. Other operators: [`scan_with`] and
+/// [`crate::reduce_with`] take any [`crate::ops::ScanOp`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ScanOp {
     /// Running sum (integers wrap).
     Sum,
@@ -38,6 +40,48 @@ pub enum ScanOp {
     Max,
     /// Running minimum (NaN propagates).
     Min,
+    /// `log(exp(a) + exp(b))`: `torch.logcumsumexp` as a scan, `torch.logsumexp` as a
+    /// reduction. Floats only (integers: [`Error::UnsupportedDType`]); computed as
+    /// `max + log1p(exp(min - max))`, so large inputs neither overflow nor underflow; the
+    /// identity (first element of an exclusive scan, result of an empty reduction) is -inf;
+    /// NaN propagates.
+    LogSumExp,
+}
+
+impl ScanOp {
+    /// [`Error::UnsupportedDType`] for a dtype the operator is not defined on (integers for
+    /// [`ScanOp::LogSumExp`]).
+    pub(crate) fn check_dtype(self, dtype: DType) -> Result<()> {
+        if self == ScanOp::LogSumExp && !dtype.is_float() {
+            return Err(Error::UnsupportedDType {
+                dtype,
+                reason: "logsumexp is defined for floats only".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_dtype`], and [`Error::UnsupportedDType`] for an f64 logsumexp outside
+    /// CUDA: it needs f64 `exp` / `log1p`, which the shading languages of wgpu and Metal lack
+    /// (SPIR-V's GLSL.std.450 defines them for 16- and 32-bit floats only; on lavapipe the
+    /// f64 results were wrong by about 88).
+    pub(crate) fn check_device<R: Runtime>(
+        self,
+        client: &ComputeClient<R>,
+        dtype: DType,
+    ) -> Result<()> {
+        self.check_dtype(dtype)?;
+        if self == ScanOp::LogSumExp && dtype == DType::F64 && R::name(client) != "cuda" {
+            return Err(Error::UnsupportedDType {
+                dtype,
+                reason: format!(
+                    "logsumexp needs f64 exp / log, which the {} runtime lacks",
+                    R::name(client)
+                ),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// How long rows are scanned.
@@ -284,6 +328,88 @@ pub fn scan_into<R: Runtime>(
     launch::scan_into(client, input, output, indices, axis, op, opts, workspace)
 }
 
+/// [`scan`] with a user-defined operator: any [`crate::ops::ScanOp`] implemented in a
+/// `#[cube]` impl block (an associative `combine` and its two-sided identity; see the trait).
+/// The operator runs in the same kernels as the built-ins (every route, dtype and option of
+/// [`scan`]); `A`, the type it combines, is the accumulator of the input's dtype (f32 for
+/// f16 / bf16, the dtype itself otherwise). Indices ([`scan_with_indices`]) stay with
+/// [`ScanOp::Max`] / [`ScanOp::Min`]. User operators run on the cubecl runtimes (wgpu, CUDA,
+/// Metal): the CPU implementation ([`crate::cpu`]) and the burn / candle adapters take the
+/// built-in [`ScanOp`]s only.
+///
+/// # Errors
+///
+/// As [`scan`].
+///
+/// # Example
+///
+/// ```
+/// use cubecl::prelude::*;
+/// use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+/// use cubeprim::{DeviceTensor, ScanOptions, Workspace};
+///
+/// /// Compounding: `(1 + a)(1 + b) - 1`, the growth over a period of growth `a` followed by
+/// /// one of growth `b`. Associative, with identity 0.
+/// struct Compound;
+///
+/// #[cube]
+/// impl cubeprim::ops::ScanOp for Compound {
+///     fn identity<A: Numeric>() -> A {
+///         A::from_int(0)
+///     }
+///     fn combine<A: Numeric>(a: A, b: A) -> A {
+///         a + b + a * b
+///     }
+///     // Not a selection operator (only those track indices).
+///     #[allow(clippy::useless_conversion)]
+///     fn take_second<A: Numeric>(_a: A, _b: A) -> bool {
+///         false.into()
+///     }
+/// }
+///
+/// # fn main() -> Result<(), cubeprim::Error> {
+/// let client = WgpuRuntime::client(&WgpuDevice::default());
+/// let x = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[1i32, 2, 3, 1, 1, 1], &[2, 3])?;
+/// let mut ws = Workspace::new();
+///
+/// let opts = ScanOptions::default();
+/// let growth = cubeprim::scan_with(&client, &x, -1, Compound, opts, &mut ws)?;
+/// assert_eq!(growth.to_vec::<i32>(&client), [1, 5, 23, 1, 3, 7]);
+///
+/// let total = cubeprim::reduce_with(&client, &x, Some(1), Compound, &mut ws)?;
+/// assert_eq!(total.to_vec::<i32>(&client), [23, 7]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn scan_with<R: Runtime, O: crate::ops::ScanOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    axis: isize,
+    _op: O,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    launch::scan_op::<R, O>(client, input, axis, opts, workspace, false).map(|(out, _)| out)
+}
+
+/// [`scan_with`] into a caller-provided contiguous output of the input's shape and dtype. With
+/// a reused [`Workspace`], this call allocates nothing.
+///
+/// # Errors
+///
+/// As [`scan_into`] (without indices).
+pub fn scan_with_into<R: Runtime, O: crate::ops::ScanOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    output: &DeviceTensor<R>,
+    axis: isize,
+    _op: O,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    launch::scan_into_len_op::<R, O>(client, input, output, None, axis, opts, workspace, None)
+}
+
 /// [`scan_into`] of the first `len` elements of the 1-D `input`; `len` is a host number or a
 /// `u32` count left on the device by an earlier op (e.g. the count of a select), in which case
 /// nothing is read back: the launch is sized for `len.capacity()` and the tiles past the count
@@ -420,6 +546,15 @@ shorthand!(
     ///
     /// As [`scan`].
     cummin, Min);
+shorthand!(
+    /// Running `log(sum(exp(x)))` along `axis` (`torch.logcumsumexp`; floats only, stable
+    /// for large inputs, NaN propagates): [`scan`] with [`ScanOp::LogSumExp`] and a fresh
+    /// [`Workspace`].
+    ///
+    /// # Errors
+    ///
+    /// As [`scan`]; [`Error::UnsupportedDType`] for an integer dtype.
+    logcumsumexp, LogSumExp);
 
 /// Running maximum along `axis` and the index of the element holding it (`torch.cummax`; ties
 /// and NaN pick the later index): [`scan_with_indices`] with [`ScanOp::Max`] and a fresh

@@ -203,7 +203,8 @@ pub fn values_for_span<E: TestElem>(rng: &mut StdRng, n: usize, op: ScanOp, span
                     .collect()
             }
         }
-        ScanOp::Max | ScanOp::Min => {
+        // Max, min and logsumexp.
+        _ => {
             if d.is_float() {
                 to_elems(&random_values(rng, n, d, false))
             } else {

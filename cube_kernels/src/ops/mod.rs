@@ -1,8 +1,10 @@
 //! Scan operators. An operator is an identity and an associative `combine`; the selection
 //! operators (max, min) also say which side wins, which is what the index-tracking scans use.
+//! Users define their own by implementing [`ScanOp`] (re-exported as `cubeprim::ops::ScanOp`).
 
 mod add;
 mod item;
+mod logsumexp;
 mod max;
 mod min;
 mod mul;
@@ -11,6 +13,7 @@ mod radix_key;
 
 pub use add::Add;
 pub use item::{combine_items, highest, identity_item, item_at, lowest, Item};
+pub use logsumexp::{log_add_exp, LogAddExp};
 pub use max::Max;
 pub use min::Min;
 pub use mul::Mul;
@@ -20,6 +23,14 @@ pub use radix_key::{key_less, ordered_key32, ordered_key64, radix_digit};
 use cubecl::prelude::*;
 
 /// An associative operator with an identity. `a` is always the earlier operand.
+///
+/// The kernels combine elements in an order fixed by the shape and the device (tiles, planes,
+/// look-back), so `combine` must be associative (it need not be commutative) and
+/// `identity` must be neutral on both sides: the kernels pad partial tiles and start
+/// exclusive scans with it. `A` is the accumulator type of the data: the dtype itself, f32
+/// for f16 / bf16. An operator is implemented in a `#[cube]` impl block, as the built-ins
+/// ([`Add`], [`Mul`], [`Max`], [`Min`], [`LogAddExp`]) are; `take_second` returns `false`
+/// for every operator but a selection (max-like) one.
 // `#[cube]` adds undocumented `__expand_*` functions to the trait, and an expand trait.
 #[allow(missing_docs)]
 #[cube]
