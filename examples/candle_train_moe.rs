@@ -215,8 +215,10 @@ fn train(device: &Device, steps: usize) -> Result<()> {
         "{} parameters, largest difference {abs:.2e} (relative {rel:.2e})",
         a.len()
     );
+    // Observed ~1e-8 on the CPU (the scans sum in another order); a 0.1% error in one
+    // parameter's gradient gives ~8e-5.
     assert!(
-        rel < 1e-4,
+        rel < 1e-5,
         "cubeprim's and candle's models differ after 10 steps: {abs} ({rel} relative)"
     );
 
