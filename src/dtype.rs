@@ -110,6 +110,17 @@ element!(i64, I64, |v| v as f64, |w| w as i64);
 element!(u64, U64, |v| v as f64, |w| w as u64);
 element!(u8, U8, |v| v as f64, |w| w as u8);
 
+/// The lowest finite value of a float dtype (f32's for the other dtypes): the floor the
+/// logcumsumexp backward passes put in place of `log 0` (as PyTorch's).
+pub(crate) fn lowest_finite(d: DType) -> f64 {
+    match d {
+        DType::F64 => f64::MIN,
+        DType::F16 => half::f16::MIN.to_f64(),
+        DType::BF16 => half::bf16::MIN.to_f64(),
+        _ => f64::from(f32::MIN),
+    }
+}
+
 /// The dtype a dtype's scans and folds accumulate in (f32 for f16 / bf16).
 pub(crate) fn accumulator_dtype(d: DType) -> DType {
     match d {

@@ -25,11 +25,12 @@ use super::reduce::Reduce;
 use super::runs::{ReduceByKey, Runs};
 use super::scan::Scan;
 use super::sort::{Sort, SortOutputs, TopK};
+use crate::dtype::lowest_finite;
 use crate::{ReduceOp, ScanOp, ScanOptions};
 use ::burn::tensor::backend::Backend;
 use ::burn::tensor::ops::{BoolTensor, FloatTensor, IntTensor};
 use ::burn::tensor::{
-    get_device_settings, DType, DeviceSettings, Int, Scalar, Shape, Slice, TensorMetadata,
+    get_device_settings, DeviceSettings, Int, Scalar, Shape, Slice, TensorMetadata,
 };
 
 /// What the forward pass keeps for the backward pass: the op's inputs and outputs on the inner
@@ -219,12 +220,7 @@ fn logcumsumexp_grad<B: PrimBackend>(
     back: ScanOptions,
 ) -> FloatTensor<B> {
     let bools = settings::<B>(&g).bool_dtype;
-    let lowest = match x.dtype() {
-        DType::F64 => f64::MIN,
-        DType::F16 => half::f16::MIN.to_f64(),
-        DType::BF16 => half::bf16::MIN.to_f64(),
-        _ => f64::from(f32::MIN),
-    };
+    let lowest = super::op::prim_dtype(x.dtype()).map_or(f64::from(f32::MIN), lowest_finite);
     let floor = full::<B>(&x, dims::<B>(&x), lowest);
     let log_abs = B::float_log(B::float_abs(g.clone()));
     let part = |mask: BoolTensor<B>| {

@@ -26,8 +26,9 @@
 //!   (`torch.amax` / `torch.amin`); logsumexp → `grad * exp(x - y)`;
 //! - reduce_by_key's folds → the same per run of keys.
 
-use super::ops::u32_len;
+use super::ops::{dtype_of, u32_len};
 use super::{ReduceExt, RunsExt, ScanExt};
+use crate::dtype::lowest_finite;
 use crate::{ReduceOp, ScanOp, ScanOptions};
 use candle_core::{CpuStorage, CustomOp1, Layout, Result, Shape, Storage, Tensor, D};
 use std::sync::Mutex;
@@ -215,7 +216,8 @@ fn logcumsumexp_grad(
     axis: usize,
     back: ScanOptions,
 ) -> Result<Tensor> {
-    let lowest = x.ones_like()?.affine(lowest_finite(x.dtype()), 0.0)?;
+    let floor = dtype_of(x.dtype()).map_or(f64::from(f32::MIN), lowest_finite);
+    let lowest = x.ones_like()?.affine(floor, 0.0)?;
     let log_abs = g.abs()?.log()?;
     let part = |mask: Tensor| -> Result<Tensor> {
         let lg = mask.where_cond(&log_abs, &lowest)?;
@@ -225,16 +227,6 @@ fn logcumsumexp_grad(
             .exp()
     };
     part(g.gt(0.0)?)?.sub(&part(g.lt(0.0)?)?)
-}
-
-/// The lowest finite value of a float dtype.
-fn lowest_finite(dtype: candle_core::DType) -> f64 {
-    match dtype {
-        candle_core::DType::F64 => f64::MIN,
-        candle_core::DType::F16 => half::f16::MIN.to_f64(),
-        candle_core::DType::BF16 => half::bf16::MIN.to_f64(),
-        _ => f32::MIN as f64,
-    }
 }
 
 /// `x` shifted one place along `axis` in scan order (`reverse`: towards the start), 1 shifted
