@@ -112,6 +112,7 @@ element!(u8, U8, |v| v as f64, |w| w as u8);
 
 /// The lowest finite value of a float dtype (f32's for the other dtypes): the floor the
 /// logcumsumexp backward passes put in place of `log 0` (as PyTorch's).
+#[cfg(any(feature = "burn", feature = "candle"))]
 pub(crate) fn lowest_finite(d: DType) -> f64 {
     match d {
         DType::F64 => f64::MIN,

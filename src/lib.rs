@@ -65,6 +65,7 @@ mod dispatch;
 mod dtype;
 mod error;
 pub mod histogram;
+pub mod recurrence;
 pub mod reduce;
 
 /// Scan / reduce operators for [`scan_with`] and [`reduce_with`]: the kernel trait
@@ -73,7 +74,7 @@ pub mod reduce;
 /// [`ops::highest`]: -inf / +inf for floats, the extremes for integers; [`ops::is_nan`]).
 pub mod ops {
     pub use cubeprim_kernels::ops::{
-        highest, is_nan, log_add_exp, lowest, Add, LogAddExp, Max, Min, Mul, ScanOp,
+        highest, is_nan, log_add_exp, lowest, Add, Affine, LogAddExp, Max, Min, Mul, ScanOp,
     };
 }
 pub mod runs;
@@ -90,6 +91,7 @@ pub use count::Len;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use histogram::{histogram, histogram_into, histogram_workspace_bytes};
+pub use recurrence::{linear_recurrence, linear_recurrence_into, RecurrenceOptions};
 pub use reduce::{
     reduce, reduce_into, reduce_len_into, reduce_with, reduce_with_into, reduce_workspace_bytes,
     ReduceOp,

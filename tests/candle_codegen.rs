@@ -117,15 +117,15 @@ fn every_variant(target: Target) -> usize {
                             assert!(src.shared_bytes <= limits.max_shared_bytes);
                         }
                         Target::Msl => {
-                            // The slots metal_fwd binds: eight buffers, then info at 8.
-                            for slot in 0..9 {
+                            // The slots metal_fwd binds: ten buffers, then info at 10.
+                            for slot in 0..11 {
                                 assert!(
                                     src.source.contains(&format!("[[buffer({slot})]]")),
                                     "MSL binds buffer {slot}"
                                 );
                             }
-                            assert!(!src.source.contains("[[buffer(9)]]"));
-                            assert!(src.source.contains("info_st& info [[buffer(8)]]"));
+                            assert!(!src.source.contains("[[buffer(11)]]"));
+                            assert!(src.source.contains("info_st& info [[buffer(10)]]"));
                         }
                     }
                     count += 1;

@@ -38,6 +38,8 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
     b.scope.register_size::<DN>(vec);
     s.address_type.register(&mut b.scope);
     let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
+    let mul = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
+    let init = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
     let output = <Array<Vector<DT, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let indices = <Array<Vector<DX, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let state = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
@@ -56,6 +58,8 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
         &mut b.scope,
         vec,
         input,
+        mul,
+        init,
         output,
         indices,
         state,
@@ -73,6 +77,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
         cfg,
         mode,
         device_len,
+        false,
     );
     b.build(s)
 }
@@ -437,6 +442,8 @@ fn hand_definitions_match_the_macro() {
                         ARRAY,
                         ARRAY,
                         ARRAY,
+                        ARRAY,
+                        ARRAY,
                         (),
                         (),
                         (),
@@ -448,6 +455,7 @@ fn hand_definitions_match_the_macro() {
                         cfg,
                         mode,
                         dl,
+                        false,
                     )
                     .define();
                     let name = macro_def.options.kernel_name.clone();

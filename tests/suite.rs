@@ -35,6 +35,7 @@ mod logsumexp;
 mod longrun;
 mod msrv;
 mod pipeline;
+mod recurrence;
 mod reduce;
 mod runs;
 mod scan;

@@ -274,7 +274,8 @@ fn scan_typed<T: candle_core::cuda_backend::CudaDType + DeviceRepr>(
             shared_mem_bytes: shared,
         };
         let mut b = stream.launch_builder(&func);
-        b.arg(input).arg(&out);
+        // The multipliers and initial states of a linear recurrence: dummies.
+        b.arg(input).arg(dummy).arg(dummy).arg(&out);
         match &indices {
             Some(i) => b.arg(i),
             None => b.arg(dummy),

@@ -80,6 +80,9 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
     b.scope.register_size::<DN>(launch.vec);
     s.address_type.register(&mut b.scope);
     let input = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
+    // A linear recurrence's multipliers and initial states (dummies here).
+    let mul = <Array<Vector<DT, DN>> as LaunchArg>::expand(&ARRAY, &mut b);
+    let init = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
     let output = <Array<Vector<DT, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let indices = <Array<Vector<DX, DN>> as LaunchArg>::expand_output(&ARRAY, &mut b);
     let state = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
@@ -94,6 +97,8 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
         &mut b.scope,
         launch.vec,
         input,
+        mul,
+        init,
         output,
         indices,
         state,
@@ -110,6 +115,7 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
         counter_base,
         launch.cfg,
         launch.mode,
+        false,
         false,
     );
     b.build(s)
@@ -208,6 +214,9 @@ pub fn scan_rows_info(launch: &ScanLaunch, input_len: usize, total: usize) -> Ve
     let state = launch.state_words.max(1);
     let lens = [
         input_len / launch.vec,
+        // The multipliers and initial states of a linear recurrence: dummies.
+        1,
+        1,
         total / launch.vec,
         indices,
         state,

@@ -123,16 +123,19 @@ pub(crate) fn scan(
         let e = encoder.as_ref();
         e.set_compute_pipeline_state(&p);
         e.set_input_buffer(0, Some(storage.buffer()), 0);
-        e.set_output_buffer(1, Some(&out), 0);
-        e.set_output_buffer(2, Some(indices.as_deref().unwrap_or(&dummy)), 0);
+        // The multipliers and initial states of a linear recurrence: dummies.
+        e.set_input_buffer(1, Some(&dummy), 0);
+        e.set_input_buffer(2, Some(&dummy), 0);
+        e.set_output_buffer(3, Some(&out), 0);
+        e.set_output_buffer(4, Some(indices.as_deref().unwrap_or(&dummy)), 0);
         let state = state.as_deref().unwrap_or(&dummy);
-        e.set_output_buffer(3, Some(state), 0);
-        e.set_output_buffer(4, Some(state), 0);
-        e.set_input_buffer(5, Some(&dummy), 0);
-        e.set_input_buffer(6, Some(&rows), 0);
-        // The device length of `scan_len_into` (unused here).
+        e.set_output_buffer(5, Some(state), 0);
+        e.set_output_buffer(6, Some(state), 0);
         e.set_input_buffer(7, Some(&dummy), 0);
-        e.set_bytes_directly(8, info.len() * 8, info.as_ptr().cast());
+        e.set_input_buffer(8, Some(&rows), 0);
+        // The device length of `scan_len_into` (unused here).
+        e.set_input_buffer(9, Some(&dummy), 0);
+        e.set_bytes_directly(10, info.len() * 8, info.as_ptr().cast());
         e.dispatch_thread_groups(
             MTLSize {
                 width: launch.cubes.0 as usize,

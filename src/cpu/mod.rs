@@ -8,6 +8,7 @@
 use crate::{Error, Result};
 
 mod histogram;
+mod recurrence;
 mod reduce;
 mod runs;
 mod scan;
@@ -16,6 +17,7 @@ mod sort;
 mod unique;
 
 pub use histogram::histogram;
+pub use recurrence::linear_recurrence;
 pub use reduce::reduce;
 pub use runs::{reduce_by_key, unique_consecutive};
 #[cfg(feature = "burn")]

@@ -77,6 +77,11 @@ pub(crate) fn index_dtype<R: Runtime>(client: &ComputeClient<R>) -> DType {
 struct Buffers {
     input: Handle,
     input_len: usize,
+    /// The multipliers of a linear recurrence (the input's layout), else a dummy.
+    mul: Handle,
+    mul_len: usize,
+    /// A linear recurrence's initial states (one per row, contiguous), else a dummy.
+    init: Option<Handle>,
     output: Handle,
     indices: Handle,
     indices_len: usize,
@@ -204,12 +209,48 @@ pub(crate) fn scan_into_len_op<R: Runtime, O: KernelOp>(
     workspace: &mut Workspace<R>,
     len: Option<&DeviceTensor<R>>,
 ) -> Result<()> {
-    let indexed = idx.is_some();
+    scan_rows_into::<R, O>(client, input, out, idx, axis, opts, workspace, len, None)
+}
+
+/// The extra inputs of a linear recurrence ([`Affine`](cubeprim_kernels::ops::Affine)): the
+/// multipliers, with the layout (shape, strides, offset) of the input, and the initial states,
+/// contiguous, one per row (the input's shape without the axis).
+pub(crate) struct AffineArgs<'a, R: Runtime> {
+    pub mul: &'a DeviceTensor<R>,
+    pub init: Option<&'a DeviceTensor<R>>,
+}
+
+/// The scan launch of every operator; `affine` with [`Affine`](cubeprim_kernels::ops::Affine)
+/// only (checked by its caller, `crate::recurrence`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scan_rows_into<R: Runtime, O: KernelOp>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<R>,
+    out: &DeviceTensor<R>,
+    idx: Option<&DeviceTensor<R>>,
+    axis: isize,
+    opts: ScanOptions,
+    workspace: &mut Workspace<R>,
+    len: Option<&DeviceTensor<R>>,
+    affine: Option<AffineArgs<'_, R>>,
+) -> Result<()> {
+    debug_assert_eq!(O::AFFINE, affine.is_some());
+    // A linear recurrence carries its multipliers where the indexed scans carry indices.
+    let indexed = idx.is_some() || O::AFFINE;
     let axis = resolve_axis(axis, input.rank())?;
     check_dtype(client, input.dtype)?;
+    let (mul, init) = match &affine {
+        Some(a) => (Some(a.mul), a.init),
+        None => (None, None),
+    };
     crate::validate::args(
         client,
-        &[("the input", Some(input)), ("the length", len)],
+        &[
+            ("the input", Some(input)),
+            ("the length", len),
+            ("the multipliers", mul),
+            ("the initial state", init),
+        ],
         &[("the output", Some(out)), ("the indices", idx)],
     )?;
     check_output(out, &input.shape, input.dtype)?;
@@ -237,9 +278,12 @@ pub(crate) fn scan_into_len_op<R: Runtime, O: KernelOp>(
     let mut bufs = Buffers {
         input: input.handle.clone(),
         input_len: input.handle.size() as usize / input.dtype.size() / plan.vec,
+        mul: mul.map(|m| m.handle.clone()).unwrap_or_else(dummy),
+        mul_len: mul.map_or(1, |m| m.handle.size() as usize / m.dtype.size() / plan.vec),
+        init: init.map(|t| t.handle.clone()),
         output: out.handle.clone(),
         indices: idx.map(|t| t.handle.clone()).unwrap_or_else(dummy),
-        indices_len: if indexed {
+        indices_len: if idx.is_some() {
             input.num_elements() / plan.vec
         } else {
             1
@@ -346,6 +390,11 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: KernelOp>(
             CubeDim::new_1d(plan.cfg.threads),
             plan.vec,
             ArrayArg::from_raw_parts(b.input.clone(), b.input_len),
+            ArrayArg::from_raw_parts(b.mul.clone(), b.mul_len),
+            match &b.init {
+                Some(h) => ArrayArg::from_raw_parts(h.clone(), plan.rows),
+                None => ArrayArg::from_raw_parts(b.prefixes.clone(), 1),
+            },
             ArrayArg::from_raw_parts(b.output.clone(), out_len),
             ArrayArg::from_raw_parts(b.indices.clone(), b.indices_len),
             ArrayArg::from_raw_parts(b.state.clone(), b.state_len),
@@ -369,6 +418,7 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: KernelOp>(
             plan.cfg,
             mode,
             plan.device_len,
+            b.init.is_some(),
         )
     }
 }

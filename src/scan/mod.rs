@@ -12,7 +12,7 @@
 //! Any axis of a strided tensor is scanned in place (no transpose, no copy); the output is
 //! contiguous. The last axis of a contiguous tensor takes the vectorised fast path.
 
-mod launch;
+pub(crate) mod launch;
 mod plan;
 
 use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};

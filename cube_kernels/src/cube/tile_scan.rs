@@ -4,7 +4,7 @@
 
 use super::cube_scan::read_item;
 use super::{cube_exclusive_scan, tile_aggregate_staged, TileConfig};
-use crate::ops::{combine_items, identity_item, item_at, Item, ScanOp};
+use crate::ops::{affine_bits, affine_mul, combine_items, identity_item, item_at, Item, ScanOp};
 use cubecl::prelude::*;
 
 /// Shared memory of one tile scan, allocated once per kernel and reused.
@@ -64,12 +64,15 @@ fn slot(j: u32) -> usize {
 /// Returns the tile's total. Positions past `n_vec` hold the identity.
 ///
 /// `base` / `stride` locate the row (in vectors); `tile_start` is the tile's first vector in
-/// scan order. The fixed combine order makes the result bitwise reproducible, and the same call
+/// scan order. For [`Affine`](crate::ops::Affine) (`O::AFFINE`) each element's multiplier is
+/// read from `mul` at the same position (its index word, see `combine_items`); other operators
+/// ignore `mul`. The fixed combine order makes the result bitwise reproducible, and the same call
 /// on the same tile always returns the same total (the look-back fallback relies on it).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+pub fn load_tile<T: Numeric, M: Numeric, A: Numeric, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
+    mul: &Array<Vector<M, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
@@ -94,20 +97,27 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         if q < n_vec {
             let phys = memory_position(q, n_vec, cfg.reverse);
             let v = input[base + phys as usize * stride];
+            let mut m = Vector::<M, N>::empty();
+            if comptime![O::AFFINE] {
+                m = mul[base + phys as usize * stride];
+            }
             #[unroll]
             for l in 0..nl {
                 let pl = comptime![if cfg.reverse { nl - 1 - l } else { l }];
                 vals[(k as usize) * nl + l] = A::cast_from(v[pl]);
-                if comptime![indexed] {
+                if comptime![O::AFFINE] {
+                    idxs[(k as usize) * nl + l] = affine_bits::<M>(m[pl]);
+                } else if comptime![indexed] {
                     idxs[(k as usize) * nl + l] = q * (nl as u32) + (l as u32);
                 }
             }
         } else {
+            let id = identity_item::<A, O>();
             #[unroll]
             for l in 0..nl {
-                vals[(k as usize) * nl + l] = O::identity::<A>();
+                vals[(k as usize) * nl + l] = id.value;
                 if comptime![indexed] {
-                    idxs[(k as usize) * nl + l] = u32::MAX;
+                    idxs[(k as usize) * nl + l] = id.index;
                 }
             }
         }
@@ -188,8 +198,9 @@ pub fn load_tile<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 /// unstaged tile, [`load_tile()`] with its per-unit results discarded (the reduce-then-scan pass
 /// and the look-back fallback both use it); for a staged one, [`tile_aggregate_staged()`].
 #[cube]
-pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
+pub fn tile_aggregate<T: Numeric, M: Numeric, A: Numeric, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
+    mul: &Array<Vector<M, N>>,
     base: usize,
     stride: usize,
     n_vec: u32,
@@ -207,8 +218,9 @@ pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         let mut idxs = Array::<u32>::new(nv);
         let mut pre_v = Array::<A>::new(vpt);
         let mut pre_i = Array::<u32>::new(vpt);
-        load_tile::<T, A, O, N>(
+        load_tile::<T, M, A, O, N>(
             input,
+            mul,
             base,
             stride,
             n_vec,
@@ -226,6 +238,9 @@ pub fn tile_aggregate<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
 /// Writes one scanned tile: `prefix` (everything before the tile) ⊕ the vector prefix ⊕ the
 /// lane prefix, cast back to `T`. With `indexed`, also writes the index (in the row, in memory
 /// order) of the selected element; `-1` where no element precedes (exclusive, first position).
+/// For [`Affine`](crate::ops::Affine) it writes `h` and no index; with `with_init`, `h` starts
+/// from `init` (the row's initial state) instead of 0: the pair's running product of the
+/// multipliers times `init` is added.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
@@ -240,7 +255,9 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     idxs: &Array<u32>,
     pre_v: &Array<A>,
     pre_i: &Array<u32>,
+    init: A,
     #[comptime] cfg: TileConfig,
+    #[comptime] with_init: bool,
 ) {
     let t = UNIT_POS;
     let nl = N::value();
@@ -276,8 +293,12 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                     let i = (k as usize) * nl + l;
                     e = combine_items::<A, O>(p, item_at::<A>(vals[i], idxs, i, indexed), indexed);
                 }
-                out[pl] = T::cast_from(e.value);
-                if comptime![indexed] {
+                if comptime![O::AFFINE && with_init] {
+                    out[pl] = T::cast_from(e.value + affine_mul::<A>(e.index) * init);
+                } else {
+                    out[pl] = T::cast_from(e.value);
+                }
+                if comptime![indexed && !O::AFFINE] {
                     let mut x = X::from_int(-1);
                     if e.index != u32::MAX {
                         let pos = if comptime![cfg.reverse] {
@@ -291,7 +312,7 @@ pub fn write_tile<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 }
             }
             output[addr] = out;
-            if comptime![indexed] {
+            if comptime![indexed && !O::AFFINE] {
                 // One vector store per vector of values (not one scalar store per lane).
                 indices[addr] = out_i;
             }

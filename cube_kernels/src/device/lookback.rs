@@ -163,7 +163,8 @@ pub trait TileCarry: 'static + Send + Sync {
     ) -> Item<A>;
 }
 
-/// The scan's carry: the operator's combine, and [`tile_aggregate()`] of the input.
+/// The scan's carry: the operator's combine, and [`tile_aggregate()`] of the input (`aux`: the
+/// multipliers of [`Affine`](crate::ops::Affine), read only by that operator).
 pub struct ScanCarry;
 
 #[cube]
@@ -177,7 +178,7 @@ impl TileCarry for ScanCarry {
     }
     fn aggregate<I: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size>(
         input: &Array<Vector<I, N>>,
-        _aux: &Array<Vector<J, N>>,
+        aux: &Array<Vector<J, N>>,
         base: usize,
         stride: usize,
         n: u32,
@@ -185,7 +186,7 @@ impl TileCarry for ScanCarry {
         sh: &mut TileShared<A>,
         #[comptime] cfg: TileConfig,
     ) -> Item<A> {
-        tile_aggregate::<I, A, O, N>(input, base, stride, n, tile, sh, cfg)
+        tile_aggregate::<I, J, A, O, N>(input, aux, base, stride, n, tile, sh, cfg)
     }
 }
 

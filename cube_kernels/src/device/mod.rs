@@ -22,6 +22,7 @@
 //! - [`index`]: index outputs narrowed to u32 (the candle adapter's index dtype).
 
 /// Fills a `u32` buffer with one value (resets the look-back state).
+pub mod copy;
 pub mod fill;
 pub mod histogram;
 pub mod index;

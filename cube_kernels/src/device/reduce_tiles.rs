@@ -31,7 +31,8 @@ pub fn reduce_tiles<T: Numeric, A: Numeric, O: ScanOp, N: Size>(
         let row = tile_id / tiles_per_row;
         let tile = tile_id % tiles_per_row;
         let (base_in, _base_out) = row_offsets(row, layout);
-        let total = tile_aggregate::<T, A, O, N>(
+        let total = tile_aggregate::<T, T, A, O, N>(
+            input,
             input,
             base_in,
             in_stride as usize,

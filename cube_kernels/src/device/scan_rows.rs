@@ -8,7 +8,7 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::lookback::{lookback, LookbackShared, STALL_PREFIXES};
+use super::lookback::{lookback_with, LookbackShared, ScanCarry, STALL_PREFIXES};
 use super::select::take_ticket;
 use super::tile_state::{publish, AGGREGATE, PREFIX};
 use super::{row_length, row_offsets};
@@ -51,10 +51,16 @@ pub enum ScanMode {
 /// dummy in the other modes, as is `indices` unless `cfg.indexed`. With `device_len`, the row
 /// length is `min(len[0], n_vec)` (a count left on the device by an earlier op); else `len` is
 /// a dummy and `n_vec` is the length.
+///
+/// For [`Affine`](crate::ops::Affine) (the linear recurrence `h = a h + b`), `input` holds `b`
+/// and `mul` holds `a` with the same layout (a dummy for every other operator), and with
+/// `with_init` row `r` starts from `init[r]` (else from 0; `init` is then a dummy).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     input: &Array<Vector<T, N>>,
+    mul: &Array<Vector<T, N>>,
+    init: &Array<T>,
     output: &mut Array<Vector<T, N>>,
     indices: &mut Array<Vector<X, N>>,
     state: &mut Array<Atomic<u32>>,
@@ -72,6 +78,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     #[comptime] cfg: TileConfig,
     #[comptime] mode: ScanMode,
     #[comptime] device_len: bool,
+    #[comptime] with_init: bool,
 ) {
     let t = UNIT_POS;
     let mut sh = TileShared::<A>::new(cfg);
@@ -113,8 +120,9 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 cfg,
             )
         } else {
-            load_tile::<T, A, O, N>(
+            load_tile::<T, T, A, O, N>(
                 input,
+                mul,
                 base_in,
                 in_stride as usize,
                 n_vec,
@@ -155,8 +163,9 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                     }
                     let mut lb =
                         LookbackShared::<A>::new(window, windows, cfg.plane_ops, plane_max);
-                    prefix = lookback::<T, A, O, N>(
+                    prefix = lookback_with::<T, T, A, O, N, ScanCarry>(
                         input,
+                        mul,
                         base_in,
                         in_stride as usize,
                         n_vec,
@@ -198,6 +207,10 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 cfg,
             );
         } else {
+            let mut h0 = A::from_int(0);
+            if comptime![with_init] {
+                h0 = A::cast_from(init[row as usize]);
+            }
             write_tile::<T, A, X, O, N>(
                 output,
                 indices,
@@ -210,7 +223,9 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 &idxs,
                 &pre_v,
                 &pre_i,
+                h0,
                 cfg,
+                with_init,
             );
         }
     }

@@ -45,23 +45,38 @@ pub fn item_at<A: Numeric>(
     Item::<A> { value, index }
 }
 
-/// The operator's identity, with no index.
+/// The operator's identity, with no index (for [`Affine`](super::Affine): the pair `(1, 0)`,
+/// 1 as f32 bits).
 #[cube]
 pub fn identity_item<A: Numeric, O: ScanOp>() -> Item<A> {
+    let index = u32::new(comptime![if O::AFFINE {
+        0x3f80_0000i64
+    } else {
+        u32::MAX as i64
+    }]);
     Item::<A> {
         value: O::identity::<A>(),
-        index: u32::MAX,
+        index,
     }
 }
 
-/// `a ⊕ b` (`a` earlier). With `indexed`, the index follows the selected operand.
+/// `a ⊕ b` (`a` earlier). With `indexed`, the index follows the selected operand; for
+/// [`Affine`](super::Affine) (always `indexed`) the pairs compose:
+/// `(a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2)`.
 #[cube]
 pub fn combine_items<A: Numeric, O: ScanOp>(
     a: Item<A>,
     b: Item<A>,
     #[comptime] indexed: bool,
 ) -> Item<A> {
-    if comptime![indexed] {
+    if comptime![O::AFFINE] {
+        let a1 = f32::reinterpret(a.index);
+        let a2 = f32::reinterpret(b.index);
+        Item::<A> {
+            value: A::cast_from(a2) * a.value + b.value,
+            index: u32::reinterpret(a1 * a2),
+        }
+    } else if comptime![indexed] {
         let take = O::take_second::<A>(a.value, b.value);
         Item::<A> {
             value: select(take, b.value, a.value),

@@ -3,6 +3,7 @@
 //! Users define their own by implementing [`ScanOp`] (re-exported as `cubeprim::ops::ScanOp`).
 
 mod add;
+mod affine;
 mod item;
 mod logsumexp;
 mod max;
@@ -12,6 +13,7 @@ mod nan;
 mod radix_key;
 
 pub use add::Add;
+pub use affine::{affine_bits, affine_mul, Affine};
 pub use item::{combine_items, highest, identity_item, item_at, lowest, Item};
 pub use logsumexp::{log_add_exp, LogAddExp};
 pub use max::Max;
@@ -42,4 +44,9 @@ pub trait ScanOp: 'static + Send + Sync {
     /// Selection operators: whether the later operand `b` replaces `a` (ties and NaN pick the
     /// later one, as PyTorch's cummax / cummin do). Arithmetic operators return `false`.
     fn take_second<A: Numeric>(a: A, b: A) -> bool;
+    /// The linear-recurrence operator ([`Affine`]) only: the scan's items are pairs `(a, b)`,
+    /// `b` in the value and `a` (as f32 bits) in the index word, combined as
+    /// `(a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2)`. Every other operator leaves it `false`.
+    #[doc(hidden)]
+    const AFFINE: bool = false;
 }

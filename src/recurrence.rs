@@ -1,0 +1,278 @@
+//! The first-order linear recurrence `h[t] = a[t] * h[t-1] + b[t]` along an axis: the core of
+//! state-space and linear-attention models (Mamba, S4 / S5, RWKV, gated linear attention).
+//!
+//! It is a scan with the associative operator `(a1, b1) ∘ (a2, b2) = (a1 a2, a2 b1 + b2)`
+//! ([`cubeprim::ops::Affine`](crate::ops::Affine)), run by the scans' own kernels: one pass
+//! over `a` and `b`, the decoupled look-back carrying each tile's pair. `h[-1]` is 0, or the
+//! initial state `h0` of the row.
+
+use crate::ops::Affine;
+use crate::scan::launch::{scan_rows_into, AffineArgs};
+use crate::scan::{resolve_axis, PlaneOps, ScanOptions, ScanTuning};
+use crate::{DType, DeviceTensor, Error, Result, Workspace};
+use cubecl::prelude::*;
+
+/// Variants of a [`linear_recurrence`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct RecurrenceOptions {
+    /// Run from the end of the axis towards its start: `h[t] = a[t] * h[t+1] + b[t]` (the
+    /// backward pass of a forward recurrence is one).
+    pub reverse: bool,
+    /// Whether the cube-wide scan uses plane (subgroup) operations.
+    pub plane_ops: PlaneOps,
+    /// Overrides of the tile shape and look-back constants, for benchmarks and tests.
+    #[doc(hidden)]
+    pub tuning: Option<ScanTuning>,
+}
+
+impl RecurrenceOptions {
+    /// Runs from the end of the axis ([`RecurrenceOptions::reverse`]).
+    pub fn reverse(mut self) -> Self {
+        self.reverse = true;
+        self
+    }
+}
+
+/// The shape of `h0` for inputs of `shape` along `axis`: `shape` without the axis.
+pub fn initial_state_shape(shape: &[usize], axis: usize) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != axis)
+        .map(|(_, &s)| s)
+        .collect()
+}
+
+/// `h[t] = a[t] * h[t-1] + b[t]` along `axis` (negative counts from the end) of `a` and `b`,
+/// two float tensors of one shape and dtype (any strides); `h[-1]` is 0, or with `h0` the
+/// row's entry of `h0` (the shape without the axis, the same dtype). f16 and bf16 compute in
+/// f32. Returns `h`, contiguous, of the inputs' shape and dtype.
+///
+/// On the device the running product of the multipliers travels in f32, so f64 inputs are
+/// refused there ([`Error::UnsupportedDType`]); [`crate::cpu::linear_recurrence`] computes them
+/// in f64.
+///
+/// # Errors
+///
+/// [`Error::ShapeMismatch`] for `a`, `b` (or `h0`) of other shapes, [`Error::UnsupportedDType`]
+/// for another dtype than `b`'s, an integer dtype or f64, [`Error::AxisOutOfRange`], and the
+/// errors of [`scan`](crate::scan()) for views and sizes.
+///
+/// # Example
+///
+/// ```
+/// use cubecl::prelude::*;
+/// use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+/// use cubeprim::{DeviceTensor, RecurrenceOptions, Workspace};
+///
+/// # fn main() -> Result<(), cubeprim::Error> {
+/// let client = WgpuRuntime::client(&WgpuDevice::default());
+/// // Two rows: an exponential moving average (decay 0.5), and a plain running sum.
+/// let a = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[0.5f32, 0.5, 0.5, 1., 1., 1.], &[2, 3])?;
+/// let b = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[4f32, 2., 1., 1., 2., 3.], &[2, 3])?;
+/// let mut ws = Workspace::new();
+///
+/// let h = cubeprim::linear_recurrence(&client, &a, &b, None, -1, RecurrenceOptions::default(), &mut ws)?;
+/// assert_eq!(h.to_vec::<f32>(&client), [4., 4., 3., 1., 3., 6.]);
+///
+/// // From an initial state per row.
+/// let h0 = DeviceTensor::<WgpuRuntime>::from_slice(&client, &[8f32, 10.], &[2])?;
+/// let h = cubeprim::linear_recurrence(&client, &a, &b, Some(&h0), -1, RecurrenceOptions::default(), &mut ws)?;
+/// assert_eq!(h.to_vec::<f32>(&client), [8., 6., 4., 11., 13., 16.]);
+/// # Ok(())
+/// # }
+/// ```
+pub fn linear_recurrence<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: &DeviceTensor<R>,
+    b: &DeviceTensor<R>,
+    h0: Option<&DeviceTensor<R>>,
+    axis: isize,
+    opts: RecurrenceOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<DeviceTensor<R>> {
+    check_args(client, a, b, h0, axis)?;
+    crate::validate::input(client, "b", b)?;
+    let out = DeviceTensor::empty(client, &b.shape, b.dtype);
+    linear_recurrence_into(client, a, b, h0, &out, axis, opts, workspace)?;
+    Ok(out)
+}
+
+/// [`linear_recurrence`] into a caller-provided contiguous output of the inputs' shape and
+/// dtype. With a reused [`Workspace`] and `a`, `b` (and `h0`) of one layout, it allocates
+/// nothing; inputs of different layouts are first copied to contiguous buffers.
+///
+/// # Errors
+///
+/// As [`linear_recurrence`], and those of [`scan_into`](crate::scan_into()) for the output
+/// ([`Error::Aliased`] for an output that shares memory with an input).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_recurrence_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: &DeviceTensor<R>,
+    b: &DeviceTensor<R>,
+    h0: Option<&DeviceTensor<R>>,
+    output: &DeviceTensor<R>,
+    axis: isize,
+    opts: RecurrenceOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
+    check_args(client, a, b, h0, axis)?;
+    for (what, t) in [("a", Some(a)), ("b", Some(b)), ("h0", h0)] {
+        if let Some(t) = t {
+            crate::validate::input(client, what, t)?;
+        }
+    }
+    // The kernel reads `a` with `b`'s layout, and `h0` row by row from its start.
+    let same_layout = (a.is_contiguous() && b.is_contiguous())
+        || (a.strides == b.strides && a.offset == b.offset);
+    let (a_c, b_c) = if same_layout {
+        (None, None)
+    } else {
+        (
+            (!a.is_contiguous())
+                .then(|| contiguous(client, a))
+                .transpose()?,
+            (!b.is_contiguous())
+                .then(|| contiguous(client, b))
+                .transpose()?,
+        )
+    };
+    let h0_c = match h0 {
+        Some(h) if !h.is_contiguous() => Some(contiguous(client, h)?),
+        _ => None,
+    };
+    let a = a_c.as_ref().unwrap_or(a);
+    let b = b_c.as_ref().unwrap_or(b);
+    let h0 = h0_c.as_ref().or(h0);
+    let scan_opts = ScanOptions {
+        reverse: opts.reverse,
+        plane_ops: opts.plane_ops,
+        tuning: opts.tuning,
+        ..ScanOptions::default()
+    };
+    scan_rows_into::<R, Affine>(
+        client,
+        b,
+        output,
+        None,
+        axis,
+        scan_opts,
+        workspace,
+        None,
+        Some(AffineArgs { mul: a, init: h0 }),
+    )
+}
+
+/// The checks of both entry points: shapes, dtypes, axis.
+fn check_args<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: &DeviceTensor<R>,
+    b: &DeviceTensor<R>,
+    h0: Option<&DeviceTensor<R>>,
+    axis: isize,
+) -> Result<()> {
+    check_dtype(b.dtype, R::name(client))?;
+    if a.shape != b.shape {
+        return Err(Error::ShapeMismatch {
+            expected: b.shape.clone(),
+            got: a.shape.clone(),
+        });
+    }
+    let axis = resolve_axis(axis, b.rank())?;
+    for (what, t) in [("a", Some(a)), ("h0", h0)] {
+        if let Some(t) = t {
+            if t.dtype != b.dtype {
+                return Err(Error::UnsupportedDType {
+                    dtype: t.dtype,
+                    reason: format!("{what} must have b's dtype, {}", b.dtype),
+                });
+            }
+        }
+    }
+    if let Some(h) = h0 {
+        let want = initial_state_shape(&b.shape, axis);
+        if h.shape != want {
+            return Err(Error::ShapeMismatch {
+                expected: want,
+                got: h.shape.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Floats only; f64 not on the device (the running product travels in f32).
+fn check_dtype(dtype: DType, runtime: &str) -> Result<()> {
+    match dtype {
+        DType::F32 | DType::F16 | DType::BF16 => Ok(()),
+        DType::F64 => Err(Error::UnsupportedDType {
+            dtype,
+            reason: format!(
+                "the {runtime} linear recurrence carries the product of the multipliers in f32; \
+                 cubeprim::cpu::linear_recurrence computes f64"
+            ),
+        }),
+        _ => Err(Error::UnsupportedDType {
+            dtype,
+            reason: "a linear recurrence is defined for floats".into(),
+        }),
+    }
+}
+
+/// A contiguous copy of the view `t` (one kernel, one unit per element).
+pub(crate) fn contiguous<R: Runtime>(
+    client: &ComputeClient<R>,
+    t: &DeviceTensor<R>,
+) -> Result<DeviceTensor<R>> {
+    use cubeprim_kernels::device::copy::copy_strided;
+    let out = DeviceTensor::empty(client, &t.shape, t.dtype);
+    let n = t.num_elements();
+    if n == 0 {
+        return Ok(out);
+    }
+    let to_u32 = |v: usize| {
+        u32::try_from(v).map_err(|_| Error::Unsupported(format!("{v} does not fit in 32 bits")))
+    };
+    let mut words = vec![to_u32(t.rank())?];
+    for &s in &t.shape {
+        words.push(to_u32(s)?);
+    }
+    for &s in &t.strides {
+        words.push(to_u32(s)?);
+    }
+    words.push(to_u32(t.offset)?);
+    let n32 = to_u32(n)?;
+    let layout = client.create_from_slice(u32::as_bytes(&words));
+    let in_len = t.handle.size() as usize / t.dtype.size();
+    let count = crate::device::cube_count_2d(n32.div_ceil(256));
+    macro_rules! launch {
+        ($T:ty) => {
+            // SAFETY: `t` was checked against its handle (`validate::input`), so every element
+            // of the view is inside it; `out` holds `n` elements; units past `n` do nothing.
+            unsafe {
+                copy_strided::launch_unchecked::<$T, R>(
+                    client,
+                    count,
+                    CubeDim::new_1d(256),
+                    ArrayArg::from_raw_parts(t.handle.clone(), in_len),
+                    ArrayArg::from_raw_parts(out.handle.clone(), n),
+                    ArrayArg::from_raw_parts(layout, words.len()),
+                    n32,
+                )
+            }
+        };
+    }
+    match t.dtype {
+        DType::F32 => launch!(f32),
+        DType::F16 => launch!(half::f16),
+        DType::BF16 => launch!(half::bf16),
+        d => {
+            return Err(Error::UnsupportedDType {
+                dtype: d,
+                reason: "copies are for the linear recurrence's floats".into(),
+            })
+        }
+    }
+    Ok(out)
+}
