@@ -599,7 +599,7 @@ pub struct Args {
     /// Writes the run as JSON (the same as `--out`).
     #[arg(value_name = "OUT.json")]
     json: Option<std::path::PathBuf>,
-    /// The target cases only (the 1-D 2^28 look-back scans, three row shapes, cummax
+    /// The headline cases only (the 1-D 2^28 look-back scans, three row shapes, cummax
     /// with indices).
     #[arg(long)]
     quick: bool,
