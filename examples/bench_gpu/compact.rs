@@ -1,18 +1,18 @@
 //! Reduce, select (masked_select), nonzero, unique_consecutive (with counts, and values only)
 //! and reduce_by_key.
 //!
-//! `cargo run --release --features cuda,bench-tools --example bench_gpu -- compact [cuda|wgpu] [log2 n]
-//! [--runs]`
-//! (`--runs`: the copy floor, unique_consecutive and reduce_by_key only)
+//! `bench_gpu compact [cuda|wgpu] [LOG2_N] [--runs]` (`--runs`: the copy floor,
+//! unique_consecutive and reduce_by_key only)
 //!
-//! One JSON line per case. Each case is first checked against the CPU reference on a fresh
-//! random input of 2^22 elements, then timed on 2^n elements (default 2^28): 3 warm-up calls,
-//! then 20 samples of 5 back-to-back calls and one sync each; the figure is the median sample
-//! divided by 5 (host wall clock, so launch overhead counts). Outputs, counts and scratch are
-//! allocated once (no host read inside the timed calls). A vectorised copy of 2^n f32 is
-//! measured in the same run: `copy_gbs` and `frac_of_copy` relate each case to it.
+//! Each case is first checked against the CPU reference on a fresh random input of 2^22
+//! elements, then timed on 2^n elements (default 2^28): 3 warm-up calls, then 20 samples of 5
+//! back-to-back calls; the figure is the median sample divided by 5, by the host's wall clock
+//! and a sync after each sample (`host_ms`, so launch overhead counts) and by the device clock
+//! (`ours_ms` on CUDA, see [`super::Stamps`]). Outputs, counts and scratch are allocated once
+//! (no host read inside the timed calls). A vectorised copy of 2^n f32 is measured in the same
+//! run as the floor.
 
-use super::DEFAULT_RUNTIME;
+use super::{Common, Report, Times};
 use cubecl::prelude::*;
 use cubeprim::{DType, DeviceTensor, ScanOp, Workspace};
 use std::time::Instant;
@@ -31,7 +31,7 @@ impl Rng {
     }
 }
 
-fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> f64 {
+fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> Times {
     for _ in 0..3 {
         f();
     }
@@ -45,8 +45,24 @@ fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> f64 
         cubecl::future::block_on(client.sync()).unwrap();
         samples.push(t.elapsed().as_secs_f64() * 1e3 / 5.0);
     }
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    samples[samples.len() / 2]
+    samples.sort_by(|a, b| a.total_cmp(b));
+    let mut dev: Vec<f64> = (0..20)
+        .map_while(|_| super::device_ms(client, 5, &mut f))
+        .collect();
+    dev.sort_by(|a, b| a.total_cmp(b));
+    Times {
+        host: samples[samples.len() / 2],
+        device: (dev.len() == 20).then(|| dev[10]),
+    }
+}
+
+/// [`Report::push`]'s check of a comparison with the CPU reference.
+fn checked(ok: bool) -> Result<String, String> {
+    if ok {
+        Ok(String::new())
+    } else {
+        Err("differs from the CPU".into())
+    }
 }
 
 fn mask(n: usize, seed: u64, p: f32) -> Vec<u32> {
@@ -72,23 +88,17 @@ fn sorted_keys(n: usize, seed: u64) -> Vec<i32> {
 }
 
 /// `runs_only`: the copy floor, unique_consecutive and reduce_by_key only.
-fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only: bool) {
+fn run<R: Runtime>(client: ComputeClient<R>, log2: u32, runs_only: bool) -> Report {
     let n = 1usize << log2;
     let small = 1usize << 22;
     let c = &client;
-    let line = |case: &str, ms: f64, bytes: f64, copy_ms: f64, ok: bool, extra: &str| {
-        println!(
-            "{{\"device\":\"{device}\",\"case\":\"{case}\",\"n\":{n},\"median_ms\":{ms:.4},\"gbs\":{:.1},\"copy_ms\":{copy_ms:.4},\"frac_of_copy\":{:.3},\"correct\":{ok}{extra}}}",
-            bytes / ms / 1e6,
-            (bytes / ms) / ((8.0 * n as f64) / copy_ms)
-        );
-    };
+    let mut report = Report::new("compact");
 
     // The copy floor: 2^n f32 read + written.
     let src = DeviceTensor::<R>::from_slice(c, &floats(n, 1), &[n]).unwrap();
     let dst = DeviceTensor::<R>::empty(c, &[n], DType::F32);
-    let copy_ms = median_ms(c, || super::launch_copy(c, &src.handle, &dst.handle, n));
-    line("copy_f32", copy_ms, 8.0 * n as f64, copy_ms, true, "");
+    let copy = median_ms(c, || super::launch_copy(c, &src.handle, &dst.handle, n));
+    report.copy("f32", n, copy);
     let mut ws = Workspace::<R>::new();
 
     // reduce sum f32 (read bandwidth).
@@ -110,16 +120,13 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         let ms = median_ms(c, || {
             cubeprim::reduce_into(c, &src, None, ScanOp::Sum, &out, &mut ws).unwrap()
         });
-        line(
-            "reduce_sum_f32",
-            ms,
+        report.push(
+            "reduce sum f32",
+            "f32",
+            &[n],
             4.0 * n as f64,
-            copy_ms,
-            ok,
-            &format!(
-                ",\"frac_of_read_bw\":{:.3}",
-                (4.0 * n as f64 / ms) / (8.0 * n as f64 / copy_ms)
-            ),
+            ms,
+            checked(ok),
         );
     }
 
@@ -158,13 +165,13 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
                 cubeprim::select_into(c, &src, &md, n, &out, &count, &mut ws).unwrap()
             });
             let k = cubeprim::read_count(c, &count) as f64;
-            line(
-                &format!("masked_select_f32_50pct_mask_{name}"),
-                ms,
+            report.push(
+                &format!("masked_select f32 50% ({name} mask)"),
+                "f32",
+                &[n],
                 (4.0 + mb) * n as f64 + 4.0 * k,
-                copy_ms,
-                ok,
-                "",
+                ms,
+                checked(ok),
             );
         }
         // nonzero of 2^n flags at 50%, indices i64.
@@ -184,13 +191,13 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
                 cubeprim::nonzero_into(c, &md, &out, &count, &mut ws).unwrap()
             });
             let k = cubeprim::read_count(c, &count) as f64;
-            line(
-                &format!("nonzero_50pct_flags_{name}"),
-                ms,
+            report.push(
+                &format!("nonzero 50% ({name} flags)"),
+                name,
+                &[n],
                 mb * n as f64 + 8.0 * k,
-                copy_ms,
-                ok,
-                "",
+                ms,
+                checked(ok),
             );
         }
     }
@@ -223,14 +230,16 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         let _ = runs;
         let u = cubeprim::unique_consecutive(c, &kd, n, false, true, &mut ws).unwrap();
         let r = cubeprim::read_count(c, &u.count) as f64;
-        line(
-            "unique_consecutive_counts_i32_sorted",
-            ms,
-            4.0 * n as f64 + 12.0 * r,
-            copy_ms,
-            ok,
-            &format!(",\"runs\":{r}"),
-        );
+        report
+            .push(
+                "unique_consecutive i32 sorted, counts",
+                "i32",
+                &[n],
+                4.0 * n as f64 + 12.0 * r,
+                ms,
+                checked(ok),
+            )
+            .extra("runs", r);
     }
     // Values only (PyTorch's default).
     {
@@ -249,14 +258,16 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
         });
         let u = cubeprim::unique_consecutive(c, &kd, n, false, false, &mut ws).unwrap();
         let r = cubeprim::read_count(c, &u.count);
-        line(
-            "unique_consecutive_i32_sorted",
-            ms,
-            4.0 * n as f64 + 4.0 * r as f64,
-            copy_ms,
-            ok,
-            &format!(",\"runs\":{r}"),
-        );
+        report
+            .push(
+                "unique_consecutive i32 sorted",
+                "i32",
+                &[n],
+                4.0 * n as f64 + 4.0 * r as f64,
+                ms,
+                checked(ok),
+            )
+            .extra("runs", r as f64);
     }
     drop(kd);
 
@@ -290,43 +301,52 @@ fn run<R: Runtime>(client: ComputeClient<R>, device: &str, log2: u32, runs_only:
                 .unwrap()
         });
         let r = cubeprim::read_count(c, &count) as f64;
-        line(
-            "reduce_by_key_sum_i32_f32",
-            ms,
+        report.push(
+            "reduce_by_key sum (i32 keys, f32 values)",
+            "i32,f32",
+            &[n],
             8.0 * n as f64 + 8.0 * r,
-            copy_ms,
-            ok,
-            "",
+            ms,
+            checked(ok),
         );
     }
+    report
 }
 
-/// `args`: the process arguments without the family (see `scan::main`).
-pub fn main(args: Vec<String>) {
-    let backend = args.get(1).map(String::as_str).unwrap_or(DEFAULT_RUNTIME);
-    let log2: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(28);
-    let runs_only = args.iter().any(|a| a == "--runs");
-    match backend {
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    common: Common,
+    /// The timed cases' size: 2^LOG2_N elements (the checks use 2^22).
+    #[arg(default_value_t = 28, value_name = "LOG2_N")]
+    log2: u32,
+    /// The copy floor, unique_consecutive and reduce_by_key only.
+    #[arg(long)]
+    runs: bool,
+}
+
+pub fn main(args: Args) {
+    let report = match args.common.runtime {
         #[cfg(feature = "cuda")]
-        "cuda" => {
+        super::RuntimeName::Cuda => {
             use cubecl::cuda::{CudaDevice, CudaRuntime};
             run(
                 CudaRuntime::client(&CudaDevice::new(0)),
-                "cuda",
-                log2,
-                runs_only,
+                args.log2,
+                args.runs,
             )
         }
         #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-        "wgpu" => {
+        super::RuntimeName::Wgpu => {
             use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
             run(
                 WgpuRuntime::client(&WgpuDevice::default()),
-                "wgpu",
-                log2,
-                runs_only,
+                args.log2,
+                args.runs,
             )
         }
-        other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
-    }
+        #[allow(unreachable_patterns)]
+        _ => panic!("runtime not built: a `cuda` build has CUDA only, others wgpu"),
+    };
+    super::finish(&args.common, report);
 }

@@ -1,28 +1,326 @@
-//! GPU benchmarks for the H200 (CUDA) or any wgpu device, one binary for three families:
+//! GPU benchmarks on CUDA or any wgpu device, one binary for three families:
 //!
-//! - `bench_gpu scan [cuda|wgpu] ..`: the scans ([`scan`]);
-//! - `bench_gpu compact [cuda|wgpu] ..`: reduce, select, nonzero, run-length ([`compact`]);
+//! - `bench_gpu scan [cuda|wgpu] [OUT.json] ..`: the scans ([`scan`]);
+//! - `bench_gpu compact [cuda|wgpu] [LOG2_N] ..`: reduce, select, nonzero, run-length
+//!   ([`compact`]);
 //! - `bench_gpu sort [cuda|wgpu] ..`: the sorts, top-k, searchsorted ([`sort`]).
 //!
+//! `bench_gpu FAMILY --help` lists each family's options. `--out PATH` writes the run as one
+//! JSON file ([`Run`]: card, driver, runtime, commit, date and every case with its time and its
+//! copy floor); `benches/report` merges such files with the peers' figures into
+//! `benches/results/<card>.json` and draws the charts of BENCHMARKS.md from them.
+//!
 //! Build with `cargo build --release --features cuda,bench-tools --example bench_gpu` for CUDA
-//! (loaded at run time), or without `cuda` for wgpu: one runtime per build (CI, without the
-//! feature `bench-tools`, does not build it). Each family measures the
-//! device copy below in the same run, as its floor. (One binary and one runtime: every binary
-//! compiles its own copy of the launches it reaches for each runtime.)
+//! (loaded at run time), or without `cuda` for wgpu: one runtime per build, since every binary
+//! compiles its own copy of the launches it reaches for each runtime (CI, without the feature
+//! `bench-tools`, does not build it). Every case checks its output on fresh random data before
+//! it is timed, and each family measures the device copy below in the same run, as its floor.
 
 mod compact;
 mod scan;
 mod sort;
 
+use clap::{Parser, Subcommand, ValueEnum};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
-/// The runtime when none is named: the one this build has.
-pub const DEFAULT_RUNTIME: &str = if cfg!(feature = "cuda") {
-    "cuda"
-} else {
-    "wgpu"
-};
+/// A runtime a build can have (a `cuda` build has CUDA only, others wgpu).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RuntimeName {
+    Cuda,
+    Wgpu,
+}
+
+impl RuntimeName {
+    /// The one this build has: the default.
+    pub const BUILT: Self = if cfg!(feature = "cuda") {
+        Self::Cuda
+    } else {
+        Self::Wgpu
+    };
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cuda => "cuda",
+            Self::Wgpu => "wgpu",
+        }
+    }
+}
+
+/// The arguments every family takes first.
+#[derive(clap::Args)]
+pub struct Common {
+    /// The runtime (only the one this build has can run).
+    #[arg(value_enum, default_value_t = RuntimeName::BUILT)]
+    pub runtime: RuntimeName,
+    /// Writes the run as one JSON file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The card's name in the JSON (default: `nvidia-smi`'s, else "unknown").
+    #[arg(long)]
+    pub card: Option<String>,
+}
+
+#[derive(Parser)]
+#[command(
+    about = "cubeprim's GPU benchmarks: every case checked, then timed against a device copy"
+)]
+struct Cli {
+    #[command(subcommand)]
+    family: Family,
+}
+
+#[derive(Subcommand)]
+enum Family {
+    /// The scans.
+    Scan(scan::Args),
+    /// Reduce, select, nonzero, unique_consecutive, reduce_by_key.
+    Compact(compact::Args),
+    /// The sorts, top-k, searchsorted.
+    Sort(sort::Args),
+}
+
+/// One run of the binary, as written by `--out`.
+#[derive(Serialize)]
+pub struct Run {
+    pub card: String,
+    pub driver: String,
+    pub runtime: String,
+    /// `CUBEPRIM_COMMIT`, else `git rev-parse --short HEAD` where run, else "unknown".
+    pub commit: String,
+    /// UTC, `YYYY-MM-DD`.
+    pub date: String,
+    pub cases: Vec<Case>,
+}
+
+/// Which clock timed `ours_ms` (and the floor it is compared with).
+#[derive(Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    /// Two device clock stamps around the calls ([`device_ms`], CUDA only), as the peers'
+    /// CUDA events time them.
+    Device,
+    /// The host's wall clock around the calls and a sync, so launch latency counts.
+    Host,
+}
+
+/// A peer's time for the same operation and shape (filled in by `benches/report`).
+#[derive(Serialize)]
+pub struct Peer {
+    pub name: String,
+    pub ms: f64,
+}
+
+/// One measured case.
+#[derive(Serialize)]
+pub struct Case {
+    pub family: &'static str,
+    pub op: String,
+    pub dtype: String,
+    pub shape: Vec<usize>,
+    /// Time per call by `clock`.
+    pub ours_ms: f64,
+    pub clock: Clock,
+    /// The family's host-clock figure (see the family's module).
+    pub host_ms: f64,
+    /// Bytes a call must read and write at least.
+    pub bytes: f64,
+    /// `bytes` at the copy's bandwidth measured in the same run, by the same clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<Peer>,
+    /// The output matched the reference on fresh random data.
+    pub ok: bool,
+    /// What the check found ("max err 1e-7", or why it failed).
+    pub check: String,
+    /// Other figures of the case (e.g. `b2b_ms`, `runs`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<&'static str, f64>,
+}
+
+impl Case {
+    pub fn extra(&mut self, key: &'static str, v: f64) -> &mut Self {
+        self.extra.insert(key, v);
+        self
+    }
+}
+
+/// A case's two clocks.
+#[derive(Clone, Copy)]
+pub struct Times {
+    pub host: f64,
+    pub device: Option<f64>,
+}
+
+/// The cases of one family, each printed as it is measured and related to the family's copy.
+pub struct Report {
+    family: &'static str,
+    /// The copy's bytes and times.
+    floor: Option<(f64, Times)>,
+    pub cases: Vec<Case>,
+}
+
+impl Report {
+    pub fn new(family: &'static str) -> Self {
+        Self {
+            family,
+            floor: None,
+            cases: Vec::new(),
+        }
+    }
+
+    /// Records the device copy, the floor of every later case.
+    pub fn copy(&mut self, dtype: &str, n: usize, t: Times) {
+        let bytes = 8.0 * n as f64;
+        self.floor = Some((bytes, t));
+        self.push(
+            &format!("copy {dtype} (r+w)"),
+            dtype,
+            &[n],
+            bytes,
+            t,
+            Ok(String::new()),
+        );
+    }
+
+    /// Records and prints one case; `check`: `Ok(detail)` or `Err(why it failed)`.
+    pub fn push(
+        &mut self,
+        op: &str,
+        dtype: &str,
+        shape: &[usize],
+        bytes: f64,
+        t: Times,
+        check: Result<String, String>,
+    ) -> &mut Case {
+        let (ours_ms, clock) = match t.device {
+            Some(d) => (d, Clock::Device),
+            None => (t.host, Clock::Host),
+        };
+        let floor_ms = self.floor.and_then(|(fb, ft)| {
+            let f = match clock {
+                Clock::Device => ft.device?,
+                Clock::Host => ft.host,
+            };
+            Some(bytes * f / fb)
+        });
+        let (ok, check) = match check {
+            Ok(detail) => (true, detail),
+            Err(why) => (false, why),
+        };
+        let case = Case {
+            family: self.family,
+            op: op.into(),
+            dtype: dtype.into(),
+            shape: shape.to_vec(),
+            ours_ms,
+            clock,
+            host_ms: t.host,
+            bytes,
+            floor_ms,
+            peer: None,
+            ok,
+            check,
+            extra: BTreeMap::new(),
+        };
+        let pct = floor_ms.map_or(String::new(), |f| format!("{:5.1}%", 100.0 * f / ours_ms));
+        let clock = if clock == Clock::Device {
+            "dev"
+        } else {
+            "host"
+        };
+        println!(
+            "{:48} {:>16} {ours_ms:10.4} ms {clock:4} {:8.1} GB/s {pct:>6} of copy  {}{}",
+            case.op,
+            format!("{:?}", case.shape),
+            bytes / (ours_ms * 1e-3) / 1e9,
+            if case.ok { "ok" } else { "WRONG" },
+            if case.check.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", case.check)
+            },
+        );
+        self.cases.push(case);
+        self.cases.last_mut().unwrap()
+    }
+
+    /// The failed cases' count.
+    pub fn wrong(&self) -> usize {
+        self.cases.iter().filter(|c| !c.ok).count()
+    }
+}
+
+/// Standard output of a command, trimmed, if it ran and succeeded.
+fn command_output(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new(cmd).args(args).output().ok()?;
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
+}
+
+/// Today's UTC date, `YYYY-MM-DD` (days since 1970 to a civil date, H. Hinnant's algorithm).
+fn utc_date() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Writes the family's cases as one [`Run`] where `--out` asks, then exits non-zero if a check
+/// failed.
+pub fn finish(common: &Common, report: Report) {
+    let smi = command_output(
+        "nvidia-smi",
+        &[
+            "--query-gpu=name,driver_version",
+            "--format=csv,noheader",
+            "--id=0",
+        ],
+    );
+    let (smi_card, driver) = match smi.as_deref().and_then(|s| s.split_once(", ")) {
+        Some((c, d)) => (Some(c.to_string()), d.to_string()),
+        None => (None, "unknown".into()),
+    };
+    let wrong = report.wrong();
+    if let Some(path) = &common.out {
+        let run = Run {
+            card: common
+                .card
+                .clone()
+                .or(smi_card)
+                .unwrap_or_else(|| "unknown".into()),
+            driver,
+            runtime: common.runtime.as_str().into(),
+            commit: std::env::var("CUBEPRIM_COMMIT")
+                .ok()
+                .or_else(|| command_output("git", &["rev-parse", "--short", "HEAD"]))
+                .unwrap_or_else(|| "unknown".into()),
+            date: utc_date(),
+            cases: report.cases,
+        };
+        let json = serde_json::to_string_pretty(&run).expect("a run serialises");
+        std::fs::write(path, json + "\n")
+            .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        println!("wrote {}", path.display());
+    }
+    if wrong > 0 {
+        eprintln!("{wrong} case(s) WRONG");
+        std::process::exit(1);
+    }
+}
 
 /// The floor of every family: a vectorised copy of 32-bit words, one vector per unit.
 #[cube(launch_unchecked)]
@@ -157,19 +455,9 @@ pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
 }
 
 fn main() {
-    let mut args: Vec<String> = std::env::args().collect();
-    let family = if args.len() > 1 {
-        args.remove(1)
-    } else {
-        String::new()
-    };
-    match family.as_str() {
-        "scan" => scan::main(args),
-        "compact" => compact::main(args),
-        "sort" => sort::main(args),
-        _ => {
-            eprintln!("usage: bench_gpu scan|compact|sort [cuda|wgpu] [options of the family]");
-            std::process::exit(2);
-        }
+    match Cli::parse().family {
+        Family::Scan(a) => scan::main(a),
+        Family::Compact(a) => compact::main(a),
+        Family::Sort(a) => sort::main(a),
     }
 }

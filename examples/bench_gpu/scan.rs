@@ -1,39 +1,25 @@
 //! The scan family.
 //!
-//! `cargo run --release --features cuda,bench-tools --example bench_gpu -- scan [cuda|wgpu] [out.json]
-//! [--quick] [--only TEXT] [--diag] [--sanitize]` (`--only TEXT`: the cases whose name contains
-//! TEXT)
+//! `bench_gpu scan [cuda|wgpu] [OUT.json] [--quick] [--only TEXT] [--diag [--tiles LIST]]
+//! [--sanitize]` (`OUT.json` is `--out`'s path; `--only TEXT`: the cases whose name contains
+//! TEXT).
 //!
 //! Every case is first checked against the CPU reference on fresh random data, then timed:
-//! 3 warm-up calls, then `reps` calls back to back and one sync; the figure is the mean time per
-//! call (host wall clock), so launch overhead counts. Then the same calls again timed by the
-//! device clock between two stamp kernels (`device`: CUDA only, see [`super::Stamps`]), as
+//! 3 warm-up calls, then `reps` calls back to back and one sync (`host_ms`: the mean time per
+//! call by the host's wall clock, so launch overhead counts). Then the same calls again timed by
+//! the device clock between two stamp kernels (`ours_ms` on CUDA, see [`super::Stamps`]), as
 //! the peers' CUDA events time them. The device copy of 2^28 f32 (a vectorised CubeCL copy
 //! kernel) is measured in the same run and is the floor each scan is compared with.
 
-use super::DEFAULT_RUNTIME;
+use super::{Common, Report, Times};
 use cubecl::prelude::*;
 use cubeprim::{DType, DeviceTensor, ScanAlgorithm, ScanOp, ScanOptions, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
-struct Row {
-    name: String,
-    shape: Vec<usize>,
-    ms: f64,
-    /// Device time per call (see [`super::device_ms`]), where the runtime has it.
-    dev_ms: Option<f64>,
-    bytes: f64,
-    err: String,
-}
-
 /// Host-clocked mean of `reps` calls back to back, then their device time (the same calls
 /// again, timed by the runtime's timestamps where it has them).
-fn time_ms<R: Runtime>(
-    client: &ComputeClient<R>,
-    reps: usize,
-    mut f: impl FnMut(),
-) -> (f64, Option<f64>) {
+fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Times {
     for _ in 0..3 {
         f();
     }
@@ -44,7 +30,10 @@ fn time_ms<R: Runtime>(
     }
     cubecl::future::block_on(client.sync()).unwrap();
     let host = t.elapsed().as_secs_f64() * 1e3 / reps as f64;
-    (host, super::device_ms(client, reps, f))
+    Times {
+        host,
+        device: super::device_ms(client, reps, f),
+    }
 }
 
 fn random_f32(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
@@ -75,7 +64,7 @@ fn check(got: &[f64], want: &[f64], scale: &[f64]) -> (f64, bool) {
 #[allow(clippy::too_many_arguments)]
 fn scan_case<R: Runtime>(
     client: &ComputeClient<R>,
-    rows: &mut Vec<Row>,
+    report: &mut Report,
     name: &str,
     shape: &[usize],
     op: ScanOp,
@@ -85,7 +74,12 @@ fn scan_case<R: Runtime>(
     reps: usize,
 ) {
     let n: usize = shape.iter().product();
-    let seed = rows.len() as u64 * 7919 + 1;
+    let done = report
+        .cases
+        .iter()
+        .filter(|c| !c.op.starts_with("copy"))
+        .count();
+    let seed = done as u64 * 7919 + 1;
     let (lo, hi) = if op == ScanOp::Prod {
         (0.999, 1.001)
     } else {
@@ -185,7 +179,7 @@ fn scan_case<R: Runtime>(
         };
         ok &= gi == wi;
     }
-    let (ms, dev_ms) = time_ms(client, reps, || run(&mut ws));
+    let t = time_ms(client, reps, || run(&mut ws));
     let elem = dtype.size() as f64;
     let bytes = n as f64
         * (2.0 * elem
@@ -194,15 +188,20 @@ fn scan_case<R: Runtime>(
             } else {
                 0.0
             });
-    rows.push(Row {
-        name: name.into(),
-        shape: shape.to_vec(),
-        ms,
-        dev_ms,
+    let check = format!("max err {worst:.1e}");
+    let dt = match dtype {
+        DType::F32 => "f32",
+        DType::BF16 => "bf16",
+        _ => "i32",
+    };
+    report.push(
+        name,
+        dt,
+        shape,
         bytes,
-        err: format!("{} (max err {worst:.1e})", if ok { "ok" } else { "WRONG" }),
-    });
-    print_row(rows.last().unwrap(), None);
+        t,
+        if ok { Ok(check) } else { Err(check) },
+    );
 }
 
 /// Running sum of |x| along the last axis, in scan order.
@@ -219,52 +218,25 @@ fn running_abs(x: &[f32], shape: &[usize], opts: ScanOptions) -> Vec<f64> {
         .collect()
 }
 
-/// One row; with `copy`, its ratio to the copy by the host clock and, where both have device
-/// times, by those.
-fn print_row(r: &Row, copy: Option<&Row>) {
-    let gbs = r.bytes / (r.ms * 1e-3) / 1e9;
-    let pct = copy
-        .map(|c| format!("{:5.1}%", 100.0 * gbs / (c.bytes / (c.ms * 1e-3) / 1e9)))
-        .unwrap_or_default();
-    let dev = match (r.dev_ms, copy.and_then(|c| c.dev_ms.map(|d| (c, d)))) {
-        (Some(d), Some((c, cd))) => format!(" | device {d:.4} ms {:5.1}%", dev_pct(r, d, c, cd)),
-        (Some(d), None) => format!(" | device {d:.4} ms"),
-        _ => String::new(),
-    };
-    println!(
-        "{:44} {:>16} {:10.4} ms {:8.1} GB/s {pct:>7} {}{dev}",
-        r.name,
-        format!("{:?}", r.shape),
-        r.ms,
-        gbs,
-        r.err
-    );
-}
-
-/// Bandwidth of `r` at device time `d` as a percentage of the copy's at its device time `cd`.
-fn dev_pct(r: &Row, d: f64, c: &Row, cd: f64) -> f64 {
-    100.0 * (r.bytes / d) / (c.bytes / cd)
-}
-
 fn lb_default() -> ScanOptions {
     ScanOptions::default().algorithm(ScanAlgorithm::DecoupledLookback)
 }
 
-fn run<R: Runtime>(
-    device: &R::Device,
-    out: Option<String>,
-    diag: bool,
-    sanitize: bool,
-    quick: bool,
-    only: Option<String>,
-) {
+fn run<R: Runtime>(device: &R::Device, args: &Args) -> Report {
+    let Args {
+        quick,
+        diag,
+        sanitize,
+        ..
+    } = *args;
+    let only = args.only.as_deref();
     let client = R::client(device);
     println!(
         "runtime {} | {:?}",
         R::name(&client),
         client.properties().hardware
     );
-    let mut rows = Vec::new();
+    let mut report = Report::new("scan");
 
     if sanitize {
         // Small cases of every kernel path, checked once (for compute-sanitizer's memcheck and
@@ -311,11 +283,24 @@ fn run<R: Runtime>(
                 false,
             ),
         ] {
-            scan_case(&client, &mut rows, name, &shape, op, DType::F32, o, idx, 1);
+            scan_case(
+                &client,
+                &mut report,
+                name,
+                &shape,
+                op,
+                DType::F32,
+                o,
+                idx,
+                1,
+            );
         }
-        let bad = rows.iter().filter(|r| !r.err.starts_with("ok")).count();
-        println!("sanitize cases: {} run, {bad} wrong", rows.len());
-        return;
+        println!(
+            "sanitize cases: {} run, {} wrong",
+            report.cases.len(),
+            report.wrong()
+        );
+        return report;
     }
 
     super::print_stamp_interval(&client);
@@ -323,20 +308,11 @@ fn run<R: Runtime>(
     let n = 1usize << 28;
     let src = client.create_from_slice(bytemuck::cast_slice(&random_f32(n, 1, 0.0, 1.0)));
     let dst = client.empty(n * 4);
-    let (copy_ms, copy_dev) = time_ms(&client, 20, || super::launch_copy(&client, &src, &dst, n));
+    let copy = time_ms(&client, 20, || super::launch_copy(&client, &src, &dst, n));
     let back: Vec<f32> = bytemuck::pod_collect_to_vec(&client.read_one_unchecked(dst.clone()));
     let want = random_f32(n, 1, 0.0, 1.0);
     assert!(back == want, "the device copy is wrong");
-    let copy = Row {
-        name: "copy f32 (device, r+w)".into(),
-        shape: vec![n],
-        ms: copy_ms,
-        dev_ms: copy_dev,
-        bytes: 8.0 * n as f64,
-        err: String::new(),
-    };
-    let copy_gbs = copy.bytes / (copy.ms * 1e-3) / 1e9;
-    print_row(&copy, None);
+    report.copy("f32", n, copy);
     drop((src, dst));
 
     let d = ScanOptions::default();
@@ -357,30 +333,29 @@ fn run<R: Runtime>(
         let mut cases: Vec<(String, Vec<usize>, ScanOptions)> = Vec::new();
         // `--tiles 384x8,512x8s16,...`: staged tiles (units x vectors per unit, optional
         // `s<spins>`) to sweep over the 1-D case; the default list otherwise.
-        let tiles: Vec<(u32, u32, bool, u32)> =
-            match std::env::args().skip_while(|a| a != "--tiles").nth(1) {
-                Some(list) => list
-                    .split(',')
-                    .map(|t| {
-                        let (tv, spins) = t.split_once('s').unwrap_or((t, "256"));
-                        let (th, v) = tv.split_once('x').expect("--tiles UxV[sSPINS],...");
-                        (
-                            th.parse().expect("units"),
-                            v.parse().expect("vectors per unit"),
-                            true,
-                            spins.parse().expect("spins"),
-                        )
-                    })
-                    .collect(),
-                None => vec![
-                    (512, 8, true, 16),
-                    (512, 8, true, 256),
-                    (512, 8, true, 4096),
-                    (256, 16, true, 256),
-                    (512, 8, false, 256),
-                ],
-            };
-        let tiles_given = std::env::args().any(|a| a == "--tiles");
+        let tiles: Vec<(u32, u32, bool, u32)> = match &args.tiles {
+            Some(list) => list
+                .split(',')
+                .map(|t| {
+                    let (tv, spins) = t.split_once('s').unwrap_or((t, "256"));
+                    let (th, v) = tv.split_once('x').expect("--tiles UxV[sSPINS],...");
+                    (
+                        th.parse().expect("units"),
+                        v.parse().expect("vectors per unit"),
+                        true,
+                        spins.parse().expect("spins"),
+                    )
+                })
+                .collect(),
+            None => vec![
+                (512, 8, true, 16),
+                (512, 8, true, 256),
+                (512, 8, true, 4096),
+                (256, 16, true, 256),
+                (512, 8, false, 256),
+            ],
+        };
+        let tiles_given = args.tiles.is_some();
         for &(th, v, stage, spins) in &tiles {
             cases.push((
                 format!("diag 1-D {th}x{v} staged {stage} spins {spins}"),
@@ -406,7 +381,7 @@ fn run<R: Runtime>(
         for (name, shape, o) in cases {
             scan_case(
                 &client,
-                &mut rows,
+                &mut report,
                 &name,
                 &shape,
                 ScanOp::Sum,
@@ -418,7 +393,7 @@ fn run<R: Runtime>(
         }
         scan_case(
             &client,
-            &mut rows,
+            &mut report,
             "diag cummax f32 rows + indices (vector index stores)",
             &[16384, 4096],
             ScanOp::Max,
@@ -427,7 +402,7 @@ fn run<R: Runtime>(
             true,
             20,
         );
-        return;
+        return report;
     }
     let lb = d.algorithm(ScanAlgorithm::DecoupledLookback);
     // The plan's long tile with plain loads (the plan copies asynchronously on CUDA sm_80+).
@@ -609,58 +584,51 @@ fn run<R: Runtime>(
         let target = (name.starts_with("cumsum f32 1-D (look-back") && shape == [1 << 28])
             || (name == "cumsum f32 rows" && shape != [65536, 1024] && shape != [64, 65536])
             || name == "cummax f32 rows + indices";
-        if (quick && !target) || only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+        if (quick && !target) || only.is_some_and(|o| !name.contains(o)) {
             continue;
         }
-        scan_case(&client, &mut rows, name, &shape, op, dt, o, idx, reps);
+        scan_case(&client, &mut report, name, &shape, op, dt, o, idx, reps);
     }
-    println!("\n=== summary (ratio to the device copy measured above: {copy_gbs:.1} GB/s) ===");
-    print_row(&copy, Some(&copy));
-    for r in &rows {
-        print_row(r, Some(&copy));
-    }
-    if let Some(path) = out {
-        let mut s = String::from("[\n");
-        for r in std::iter::once(&copy).chain(rows.iter()) {
-            let dev = match (r.dev_ms, copy.dev_ms) {
-                (Some(d), Some(cd)) => format!(
-                    ", \"dev_ms\": {d:.5}, \"dev_pct_copy\": {:.1}",
-                    dev_pct(r, d, &copy, cd)
-                ),
-                _ => String::new(),
-            };
-            s += &format!(
-                "  {{\"op\": \"{}\", \"shape\": \"{:?}\", \"ms\": {:.5}, \"GBps\": {:.1}, \"pct_copy\": {:.1}{dev}, \"check\": \"{}\"}},\n",
-                r.name, r.shape, r.ms, r.bytes / (r.ms * 1e-3) / 1e9, 100.0 * r.bytes / (r.ms * 1e-3) / 1e9 / copy_gbs, r.err
-            );
-        }
-        s.truncate(s.len() - 2);
-        s += "\n]\n";
-        std::fs::write(path, s).unwrap();
-    }
+    report
 }
 
-/// `args`: the process arguments without the family (`bench_gpu scan cuda ..` gives
-/// `[bench_gpu, cuda, ..]`).
-pub fn main(args: Vec<String>) {
-    let which = args.get(1).map(String::as_str).unwrap_or(DEFAULT_RUNTIME);
-    let out = args.get(2).cloned();
-    let diag = args.iter().any(|a| a == "--diag");
-    let sanitize = args.iter().any(|a| a == "--sanitize");
-    let quick = args.iter().any(|a| a == "--quick");
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .map(|i| args.get(i + 1).expect("--only TEXT").clone());
-    match which {
-        #[cfg(feature = "cuda")]
-        "cuda" => {
-            run::<cubecl::cuda::CudaRuntime>(&Default::default(), out, diag, sanitize, quick, only)
-        }
-        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-        "wgpu" => {
-            run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), out, diag, sanitize, quick, only)
-        }
-        other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    common: Common,
+    /// Writes the run as JSON (the same as `--out`).
+    #[arg(value_name = "OUT.json")]
+    json: Option<std::path::PathBuf>,
+    /// The headline cases only (the 1-D 2^28 look-back scans, three row shapes, cummax
+    /// with indices).
+    #[arg(long)]
+    quick: bool,
+    /// The cases whose name contains TEXT.
+    #[arg(long, value_name = "TEXT")]
+    only: Option<String>,
+    /// Tile and look-back variants of the 1-D and row scans instead of the cases.
+    #[arg(long)]
+    diag: bool,
+    /// With `--diag`: the staged tiles to sweep, units x vectors per unit with optional spins,
+    /// e.g. `384x8,512x8s16`.
+    #[arg(long, value_name = "UxV[sSPINS],..")]
+    tiles: Option<String>,
+    /// Small cases of every kernel path, checked once (for compute-sanitizer).
+    #[arg(long)]
+    sanitize: bool,
+}
+
+pub fn main(mut args: Args) {
+    if let Some(j) = args.json.take() {
+        args.common.out.get_or_insert(j);
     }
+    let report = match args.common.runtime {
+        #[cfg(feature = "cuda")]
+        super::RuntimeName::Cuda => run::<cubecl::cuda::CudaRuntime>(&Default::default(), &args),
+        #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+        super::RuntimeName::Wgpu => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), &args),
+        #[allow(unreachable_patterns)]
+        _ => panic!("runtime not built: a `cuda` build has CUDA only, others wgpu"),
+    };
+    super::finish(&args.common, report);
 }

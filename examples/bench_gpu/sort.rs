@@ -1,48 +1,33 @@
 //! The sort family.
 //!
-//! `cargo run --release --features cuda,bench-tools --example bench_gpu -- sort [cuda|wgpu] [--small]
-//! [--rows-only] [--core] [--keys] [--argsort] [--wide] [--split] [--packed] [--tile UNITSxKEYS]`
-//! (`--rows-only`: the copy floor, the row sorts, top-k and searchsorted; no 1-D sorts. `--core`:
-//! the copy floor, the 1-D u32 and i32 sorts, the f32 argsorts, the argsort of long rows and the
-//! row sort with indices only. `--keys`: the copy floor and the 1-D u32 and i32 sorts only, then
-//! the u32 sort again and an i32 sort of the u32 keys' order bits. `--argsort`: the copy floor
-//! and the 1-D f32 argsorts only (with `--tile`, a sweep of the packed argsort's tile). `--wide`:
-//! the copy floor and a 1-D sort of u64 keys only, half as many keys as the u32 sorts.
-//! `--split`: sorts without plane operations, i.e. tiles ranked by bit splits instead of plane
-//! ballots, for comparison.
-//! `--packed`: also the f32 argsorts through the key-value passes (`pack_indices(false)`), to
-//! compare with the packed passes (the default).
-//! `--tile 256x16`: the tile of the device-wide passes instead of the plan's)
+//! `bench_gpu sort [cuda|wgpu] [--small] [--rows-only] [--core] [--keys] [--argsort] [--wide]
+//! [--split] [--packed] [--tile UNITSxKEYS]` (`bench_gpu sort --help` says what each selects).
 //!
-//! Prints one JSON line per case. Each case is first checked on fresh random data (against the
-//! CPU reference, or for the 2^28 cases by an O(n) check: output ordered, a stable permutation
-//! of the input), then timed: 3 warm-up calls, then `reps` (>= 20) calls each followed by a
-//! sync; the figure is the median (host wall clock, so launch overhead counts). `ms_b2b`: the
-//! mean of `reps` calls issued back to back, one sync at the end; `ms_host`: the median time
-//! the host spends issuing one call (before its sync); `ms_dev`: the median device time of one
-//! call (two device clock stamps around it, CUDA only: see [`super::Stamps`]; as the peers'
-//! CUDA events time them). A device copy (a CubeCL copy kernel, read + write) is measured in
-//! the same run as the floor.
+//! Each case is first checked on fresh random data (against the CPU reference, or for the 2^28
+//! cases by an O(n) check: output ordered, a stable permutation of the input), then timed:
+//! 3 warm-up calls, then `reps` (>= 20) calls each followed by a sync (`host_ms`: their median
+//! by the host's wall clock, so launch overhead counts). `ours_ms`: the median device time of
+//! one call (two device clock stamps around it, CUDA only: see [`super::Stamps`]; as the peers'
+//! CUDA events time them). `extra`: `b2b_ms`, the mean of `reps` calls issued back to back with
+//! one sync at the end; `issue_ms`, the median host time of issuing one call (before its sync).
+//! A device copy (a CubeCL copy kernel, read + write) is measured in the same run as the floor.
 
-use super::DEFAULT_RUNTIME;
+use super::{Common, Report, Times};
 use cubecl::prelude::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{DeviceTensor, IndexType, SortOptions, TopKMethod, Workspace};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
-/// A case's time: the median over `reps` calls each followed by a sync (the figure every
-/// ratio uses), and the mean of `reps` calls issued back to back with one sync at the end
-/// (`ms_b2b`: without the per-call launch latency and sync, closer to what CUDA events around
-/// the kernels measure, as the PyTorch / CuPy peers are timed).
+/// A case's time: the median over `reps` calls each followed by a sync, the mean of `reps` calls
+/// issued back to back with one sync at the end (without the per-call launch latency and sync),
+/// the median host time of a call's launches (before its sync), and the median device time of
+/// one call where the runtime has device timing.
 #[derive(Clone, Copy)]
 struct Timing {
     median: f64,
     b2b: f64,
-    /// Median host time of a call's launches (before its sync).
     host: f64,
-    /// Median device time of one call (the runtime's timestamps around each call, as the
-    /// peers' CUDA events), where the runtime has device timing.
     dev: Option<f64>,
 }
 
@@ -81,18 +66,24 @@ fn median_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnM
     }
 }
 
-fn line(case: &str, shape: &[usize], t: Timing, bytes: f64, copy_gbs: f64, check: &str) {
-    let ms = t.median;
-    let gbs = bytes / (ms * 1e-3) / 1e9;
-    let keys: usize = shape.iter().product();
-    println!(
-        "{{\"case\": \"{case}\", \"shape\": {shape:?}, \"ms\": {ms:.4}, \"ms_b2b\": {:.4}, \"ms_host\": {:.4}, \"ms_dev\": {}, \"Gkeys_per_s\": {:.2}, \"GBps\": {gbs:.1}, \"pct_copy\": {:.1}, \"check\": \"{check}\"}}",
-        t.b2b,
-        t.host,
-        t.dev.map_or("null".to_string(), |d| format!("{d:.4}")),
-        keys as f64 / (ms * 1e-3) / 1e9,
-        100.0 * gbs / copy_gbs
-    );
+/// Records one case: `t`'s device median (else its host median) against the copy.
+fn line(
+    report: &mut Report,
+    case: &str,
+    dtype: &str,
+    shape: &[usize],
+    t: Timing,
+    bytes: f64,
+    check: Result<String, String>,
+) {
+    let times = Times {
+        host: t.median,
+        device: t.dev,
+    };
+    report
+        .push(case, dtype, shape, bytes, times, check)
+        .extra("b2b_ms", t.b2b)
+        .extra("issue_ms", t.host);
 }
 
 /// O(n) check of a 1-D stable argsort: `idx` is a permutation, keys along it ascend, equal keys
@@ -139,15 +130,12 @@ fn check_sorted<O: Copy + Ord + Into<u64>>(input: &[O], out: &[O]) -> Result<(),
     Ok(())
 }
 
-fn ok(r: Result<(), String>) -> String {
-    match r {
-        Ok(()) => "ok".into(),
-        Err(e) => format!("FAILED: {e}"),
-    }
+fn ok(r: Result<(), String>) -> Result<String, String> {
+    r.map(|()| String::new())
 }
 
 /// [`ok`] of a comparison with the CPU reference.
-fn same_as_cpu(same: bool) -> String {
+fn same_as_cpu(same: bool) -> Result<String, String> {
     ok(if same {
         Ok(())
     } else {
@@ -177,9 +165,9 @@ fn keys_case<R: Runtime, T: cubeprim::Element, O: Copy + Ord + Into<u64>>(
     opts: SortOptions,
     src: &[T],
     order: fn(&T) -> O,
-    label: &str,
+    (label, dtype): (&str, &str),
     reps: usize,
-    copy_gbs: f64,
+    report: &mut Report,
 ) {
     let x = DeviceTensor::<R>::from_slice(client, src, &[src.len()]).unwrap();
     let out = cubeprim::sort(client, &x, opts, ws).unwrap();
@@ -190,7 +178,7 @@ fn keys_case<R: Runtime, T: cubeprim::Element, O: Copy + Ord + Into<u64>>(
     });
     let n = src.len();
     let bytes = 2.0 * std::mem::size_of::<T>() as f64 * n as f64;
-    line(label, &[n], ms, bytes, copy_gbs, &check);
+    line(report, label, dtype, &[n], ms, bytes, check);
 }
 
 /// The order of u32 keys, and of i32 keys (the sign bit flipped).
@@ -198,7 +186,7 @@ const U32_ORDER: fn(&u32) -> u32 = |&u| u;
 const I32_ORDER: fn(&i32) -> u32 = |&i| i as u32 ^ 0x8000_0000;
 const U64_ORDER: fn(&u64) -> u64 = |&u| u;
 
-fn run<R: Runtime>(device: &R::Device, cases: Cases) {
+fn run<R: Runtime>(device: &R::Device, cases: Cases) -> Report {
     let Cases {
         small,
         rows_only,
@@ -210,6 +198,7 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         opts,
     } = cases;
     let client = R::client(device);
+    let mut report = Report::new("sort");
     let mut ws = Workspace::<R>::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let big = if small { 1usize << 22 } else { 1 << 28 };
@@ -220,35 +209,38 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
     let src: Vec<u32> = (0..big).map(|_| rng.random()).collect();
     let a = client.create_from_slice(bytemuck::cast_slice(&src));
     let b = client.empty(big * 4);
-    let copy_ms = median_ms(&client, reps, || super::launch_copy(&client, &a, &b, big));
-    let copy_gbs = 8.0 * big as f64 / (copy_ms.median * 1e-3) / 1e9;
-    line(
-        "copy u32 (r+w)",
-        &[big],
-        copy_ms,
-        8.0 * big as f64,
-        copy_gbs,
-        "ok",
-    );
+    let copy = median_ms(&client, reps, || super::launch_copy(&client, &a, &b, big));
+    let copy = Times {
+        host: copy.median,
+        device: copy.dev,
+    };
+    report.copy("u32", big, copy);
     drop((a, b));
     if wide {
         // u64 keys-only, half as many keys as `big` (the same bytes as `big` u32 keys).
         drop(src);
         let src: Vec<u64> = (0..big / 2).map(|_| rng.random()).collect();
-        let label = "sort u64 keys";
+        let label = ("sort u64 keys", "u64");
         keys_case(
-            &client, &mut ws, opts, &src, U64_ORDER, label, reps, copy_gbs,
+            &client,
+            &mut ws,
+            opts,
+            &src,
+            U64_ORDER,
+            label,
+            reps,
+            &mut report,
         );
-        return;
+        return report;
     }
 
     // The 1-D cases (skipped with `--rows-only`).
     if !rows_only {
-        let u32_case = |ws: &mut Workspace<R>, src: &[u32], label: &str| {
-            keys_case(&client, ws, opts, src, U32_ORDER, label, reps, copy_gbs)
+        let u32_case = |ws: &mut Workspace<R>, r: &mut Report, src: &[u32], label: &str| {
+            keys_case(&client, ws, opts, src, U32_ORDER, (label, "u32"), reps, r)
         };
         if !argsort_only {
-            u32_case(&mut ws, &src, "sort u32 keys");
+            u32_case(&mut ws, &mut report, &src, "sort u32 keys");
             // i32 keys only (issue 4 names u32 and i32 alike: in `--core` too).
             let src_i: Vec<i32> = (0..big).map(|_| rng.random()).collect();
             keys_case(
@@ -257,22 +249,29 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 opts,
                 &src_i,
                 I32_ORDER,
-                "sort i32 keys",
+                ("sort i32 keys", "i32"),
                 reps,
-                copy_gbs,
+                &mut report,
             );
         }
         if keys_only {
             // Whether the i32 sort's time is its data or its turn: the u32 keys again, then
             // i32 keys whose order bits are the u32 keys' own (the same passes, same data).
-            u32_case(&mut ws, &src, "sort u32 keys (again)");
+            u32_case(&mut ws, &mut report, &src, "sort u32 keys (again)");
             let same: Vec<i32> = src.iter().map(|&u| (u ^ 0x8000_0000) as i32).collect();
             drop(src);
-            let label = "sort i32 keys (the u32 keys' order bits)";
+            let label = ("sort i32 keys (the u32 keys' order bits)", "i32");
             keys_case(
-                &client, &mut ws, opts, &same, I32_ORDER, label, reps, copy_gbs,
+                &client,
+                &mut ws,
+                opts,
+                &same,
+                I32_ORDER,
+                label,
+                reps,
+                &mut report,
             );
-            return;
+            return report;
         }
         drop(src);
         // f32 stable argsort (u32 and i64 indices; with `--packed` also through the key-value
@@ -306,17 +305,18 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                     ""
                 };
                 line(
+                    &mut report,
                     &format!("argsort f32 stable ({index:?} indices{form})"),
+                    "f32",
                     &[big],
                     ms,
                     (4.0 + ib) * big as f64,
-                    copy_gbs,
-                    &check,
+                    check,
                 );
             }
         }
         if argsort_only {
-            return;
+            return report;
         }
         // Rows too long for one cube: argsort through the device-wide passes, row by row in one
         // launch per pass (the packed argsort; every row checked against the CPU).
@@ -336,15 +336,16 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 cubeprim::argsort(&client, &x, IndexType::U32, opts, &mut ws).unwrap();
             });
             line(
+                &mut report,
                 "row argsort f32 stable (U32 indices), long rows",
+                "f32",
                 &[rows, n],
                 ms,
                 8.0 * (rows * n) as f64,
-                copy_gbs,
-                &check,
+                check,
             );
         }
-        // f32 sort of 2^22 (burn's built-in: 481 ms on the H200, read back to the CPU).
+        // f32 sort of 2^22 (burn's built-in sort, read back to the CPU, is the comparison).
         if !core {
             let n = 1usize << 22;
             let src: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
@@ -357,12 +358,13 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 cubeprim::sort(&client, &x, opts, &mut ws).unwrap();
             });
             line(
-                "sort f32 keys (burn: 481 ms)",
+                &mut report,
+                "sort f32 keys",
+                "f32",
                 &[n],
                 ms,
                 8.0 * n as f64,
-                copy_gbs,
-                &check,
+                check,
             );
         }
     }
@@ -385,16 +387,17 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             cubeprim::sort_with_indices(&client, &x, IndexType::I64, opts, &mut ws).unwrap();
         });
         line(
+            &mut report,
             "row sort f32 with i64 indices",
+            "f32",
             &[rows, n],
             ms,
             16.0 * (rows * n) as f64,
-            copy_gbs,
-            &check,
+            check,
         );
     }
     if core {
-        return;
+        return report;
     }
     // top-k by selection (one cube per row) and by sorting each row.
     for method in [TopKMethod::Select, TopKMethod::Sort] {
@@ -405,9 +408,12 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
         let (v, i) = match top(&mut ws) {
             Ok(r) => r,
             Err(e) => {
-                println!(
-                    "{{\"case\": \"top-k k=50 f32 (i64 indices, {method:?})\", \"error\": \"{e}\"}}"
-                );
+                let zero = Times {
+                    host: 0.0,
+                    device: None,
+                };
+                let label = format!("top-k k=50 f32 (i64 indices, {method:?})");
+                report.push(&label, "f32", &[rows, n], 0.0, zero, Err(e.to_string()));
                 continue;
             }
         };
@@ -422,12 +428,13 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
             top(&mut ws).unwrap();
         });
         line(
+            &mut report,
             &format!("top-k k=50 f32 (i64 indices, {method:?})"),
+            "f32",
             &[rows, n],
             ms,
             4.0 * (rows * n) as f64,
-            copy_gbs,
-            &check,
+            check,
         );
     }
     // searchsorted: 2^24 queries into 2^20 sorted keys.
@@ -453,30 +460,65 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) {
                 .unwrap();
         });
         line(
+            &mut report,
             "searchsorted f32 left",
+            "f32",
             &[m],
             ms,
             12.0 * m as f64,
-            copy_gbs,
-            &check,
+            check,
         );
     }
+    report
 }
 
-/// `args`: the process arguments without the family (see `scan::main`).
-pub fn main(args: Vec<String>) {
-    let which = args.get(1).map(String::as_str).unwrap_or(DEFAULT_RUNTIME);
-    let flag = |f: &str| args.iter().any(|a| a == f);
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    common: Common,
+    /// 2^22 keys instead of 2^28 (rows: [1024, 4096] instead of [16384, 4096]).
+    #[arg(long)]
+    small: bool,
+    /// The copy floor, the row sorts, top-k and searchsorted; no 1-D sorts.
+    #[arg(long)]
+    rows_only: bool,
+    /// The copy floor, the 1-D u32 and i32 sorts, the f32 argsorts, the argsort of long rows
+    /// and the row sort with indices only.
+    #[arg(long)]
+    core: bool,
+    /// The copy floor and the 1-D u32 and i32 sorts only, then the u32 sort again and an i32
+    /// sort of the u32 keys' order bits (whether a sort's time is its data or its turn).
+    #[arg(long)]
+    keys: bool,
+    /// The copy floor and the 1-D f32 argsorts only.
+    #[arg(long)]
+    argsort: bool,
+    /// The copy floor and a 1-D sort of u64 keys only, half as many keys as the u32 sorts.
+    #[arg(long)]
+    wide: bool,
+    /// Tiles ranked by bit splits instead of plane ballots (no plane operations).
+    #[arg(long)]
+    split: bool,
+    /// Also the f32 argsorts through the key-value passes (`pack_indices(false)`).
+    #[arg(long)]
+    packed: bool,
+    /// The tile of the device-wide passes instead of the plan's, e.g. `256x16`.
+    #[arg(long, value_name = "UNITSxKEYS", value_parser = parse_tile)]
+    tile: Option<(u32, u32)>,
+}
+
+fn parse_tile(t: &str) -> Result<(u32, u32), String> {
+    t.split_once('x')
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .ok_or_else(|| format!("{t}: expected UNITSxKEYS, e.g. 256x16"))
+}
+
+pub fn main(args: Args) {
     let mut opts = SortOptions::default();
-    if flag("--split") {
+    if args.split {
         opts = opts.plane_ops(cubeprim::PlaneOps::Off);
     }
-    if let Some(t) = args.iter().position(|a| a == "--tile") {
-        let (threads, items) = args
-            .get(t + 1)
-            .and_then(|t| t.split_once('x'))
-            .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
-            .expect("--tile UNITSxKEYS");
+    if let Some((threads, items)) = args.tile {
         opts = opts.tuning(cubeprim::SortTuning {
             threads,
             items,
@@ -484,20 +526,22 @@ pub fn main(args: Vec<String>) {
         });
     }
     let cases = Cases {
-        small: flag("--small"),
-        rows_only: flag("--rows-only"),
-        core: flag("--core"),
-        keys_only: flag("--keys"),
-        argsort_only: flag("--argsort"),
-        wide: flag("--wide"),
-        packed: flag("--packed"),
+        small: args.small,
+        rows_only: args.rows_only,
+        core: args.core,
+        keys_only: args.keys,
+        argsort_only: args.argsort,
+        wide: args.wide,
+        packed: args.packed,
         opts,
     };
-    match which {
+    let report = match args.common.runtime {
         #[cfg(feature = "cuda")]
-        "cuda" => run::<cubecl::cuda::CudaRuntime>(&Default::default(), cases),
+        super::RuntimeName::Cuda => run::<cubecl::cuda::CudaRuntime>(&Default::default(), cases),
         #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-        "wgpu" => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), cases),
-        other => panic!("runtime {other} not built: a `cuda` build has CUDA only, others wgpu"),
-    }
+        super::RuntimeName::Wgpu => run::<cubecl::wgpu::WgpuRuntime>(&Default::default(), cases),
+        #[allow(unreachable_patterns)]
+        _ => panic!("runtime not built: a `cuda` build has CUDA only, others wgpu"),
+    };
+    super::finish(&args.common, report);
 }

@@ -1,4 +1,0 @@
-#!/bin/bash
-cd "$(dirname "$0")"
-export CUDA_PATH=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
-date; timeout 200 python3 scan4.py 2>&1 | tee $OUT/scan4.log; date
