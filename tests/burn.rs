@@ -1222,6 +1222,59 @@ fn sized_in_stream_order<B: PrimBackend>(dev: &B::Device) {
     assert_eq!(u.into_data().to_vec::<f32>().unwrap(), vec![1.0]);
 }
 
+/// The linear recurrence against the CPU path: along the last dim and along dim 0 (a
+/// transposed view of `a`), with and without `h0`, both directions.
+fn recurrence_cases<B: PrimBackend>(dev: &B::Device, seed: u64) {
+    let mut rng = common::rng(seed);
+    for (shape, dim) in [([3usize, 700], 1usize), ([50, 4], 0)] {
+        let n = shape[0] * shape[1];
+        let a: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let b: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let rows = n / shape[dim];
+        let h0: Vec<f32> = (0..rows).map(|_| rng.random_range(-2.0f32..2.0)).collect();
+        let mut hshape = shape;
+        hshape[dim] = 1;
+        let t = |v: &[f32], s: [usize; 2]| {
+            Tensor::<B, 2>::from_data(TensorData::new(v.to_vec(), s), dev)
+        };
+        // `a` as the transpose of its transpose: a strided view.
+        let at: Vec<f32> = (0..n)
+            .map(|k| a[(k % shape[0]) * shape[1] + k / shape[0]])
+            .collect();
+        let a_view = t(&at, [shape[1], shape[0]]).swap_dims(0, 1);
+        for reverse in [false, true] {
+            for with_h0 in [false, true] {
+                let got = if with_h0 {
+                    a_view.clone().prim_linear_recurrence_from(
+                        t(&b, shape),
+                        t(&h0, hshape),
+                        dim,
+                        reverse,
+                    )
+                } else {
+                    t(&a, shape).prim_linear_recurrence(t(&b, shape), dim as isize - 2, reverse)
+                };
+                let got = read::<f32>(&got.into_data());
+                let want = cpu::linear_recurrence(
+                    &a,
+                    &b,
+                    with_h0.then_some(&h0[..]),
+                    &shape,
+                    dim,
+                    reverse,
+                )
+                .unwrap();
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                        "{shape:?} dim {dim} reverse {reverse} h0 {with_h0} at {i}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 fn wgpu_device() -> burn::backend::wgpu::WgpuDevice {
     // Fails under CI=true when there is no device (the shared test rule).
     let _ = common::client();
@@ -1279,6 +1332,17 @@ macro_rules! backend_tests {
             #[test]
             fn histogram_every_rank() {
                 histogram_ranks::<$B>(&$dev, 9);
+            }
+            #[test]
+            fn linear_recurrence_against_the_cpu() {
+                recurrence_cases::<$B>(&$dev, 10);
+            }
+            #[test]
+            #[should_panic(expected = "cubeprim::linear_recurrence")]
+            fn linear_recurrence_shape_mismatch_panics() {
+                let a = Tensor::<$B, 2>::zeros([2, 3], &$dev);
+                let b = Tensor::<$B, 2>::zeros([3, 2], &$dev);
+                let _ = a.prim_linear_recurrence(b, 1, false);
             }
             #[test]
             fn sized_outputs_in_stream_order() {

@@ -553,3 +553,91 @@ fn ops_without_gradient_stay_untracked() {
     assert!(x.sort_stable(0, true).unwrap().0.track_op());
     assert!(x.reduce_by_key(x, ReduceOp::Sum).unwrap().1.track_op());
 }
+
+/// The inputs of the linear recurrence checks: `a` near ±1 (some negative), `b` and `h0`
+/// distinct, `[3, 5]` along `axis` (`h0` the shape without it).
+fn recurrence_inputs(rng: &mut StdRng, axis: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<usize>) {
+    let a = near_one(rng, 15).iter().map(|v| v * 0.8).collect();
+    let b = distinct(rng, 15);
+    let hs = if axis == 1 { vec![3] } else { vec![5] };
+    let h0 = distinct(rng, hs[0]);
+    (a, b, h0, hs)
+}
+
+/// The linear recurrence by each of its inputs (`a`, `b`, `h0`), with and without `h0`, both
+/// directions, both axes, against finite differences in f64 (the CPU path: the GPU paths
+/// compute f32; see the CUDA test below).
+#[cfg(not(all(feature = "candle-cuda", feature = "test-cuda")))]
+#[test]
+fn linear_recurrence_against_finite_differences() {
+    let mut rng = StdRng::seed_from_u64(13);
+    for axis in [0, 1] {
+        for reverse in [false, true] {
+            let (a, b, h0, hs) = recurrence_inputs(&mut rng, axis);
+            let t = |v: &[f64], s: &[usize]| Tensor::from_slice(v, s, &dev()).unwrap();
+            let (ta, tb, th) = (t(&a, &[3, 5]), t(&b, &[3, 5]), t(&h0, &hs));
+            let what = |w: &str| format!("{w}, axis {axis}, reverse {reverse}");
+            let f = |x: &Tensor| x.linear_recurrence(&tb, Some(&th), axis, reverse);
+            check_fd(&a, &[3, 5], &f, &mut rng, &what("by a"));
+            let f = |x: &Tensor| ta.linear_recurrence(x, Some(&th), axis, reverse);
+            check_fd(&b, &[3, 5], &f, &mut rng, &what("by b"));
+            let f = |x: &Tensor| ta.linear_recurrence(&tb, Some(x), axis, reverse);
+            check_fd(&h0, &hs, &f, &mut rng, &what("by h0"));
+            let f = |x: &Tensor| x.linear_recurrence(&tb, None, axis, reverse);
+            check_fd(&a, &[3, 5], &f, &mut rng, &what("by a, no h0"));
+            let f = |x: &Tensor| ta.linear_recurrence(x, None, axis, reverse);
+            check_fd(&b, &[3, 5], &f, &mut rng, &what("by b, no h0"));
+        }
+    }
+    // One step: the gradient of a is h0's, of h0 is a's.
+    let a = Var::from_slice(&[0.5f64, -2.], (2, 1), &dev()).unwrap();
+    let b = Tensor::new(&[[1f64], [1.]], &dev()).unwrap();
+    let h0 = Var::from_slice(&[3f64, 4.], 2, &dev()).unwrap();
+    let h = a.linear_recurrence(&b, Some(&h0), 1, false).unwrap();
+    assert_eq!(h.to_vec2::<f64>().unwrap(), [[2.5], [-7.]]);
+    let g = h.sum_all().unwrap().backward().unwrap();
+    let ga = g.get(a.as_tensor()).unwrap().to_vec2::<f64>().unwrap();
+    let gh = g.get(h0.as_tensor()).unwrap().to_vec1::<f64>().unwrap();
+    assert_eq!((ga, gh), (vec![vec![3.], vec![4.]], vec![0.5, -2.]));
+}
+
+/// On CUDA (f32 there): the gradients of `a`, `b` and `h0` equal the CPU path's.
+#[cfg(all(feature = "candle-cuda", feature = "test-cuda"))]
+#[test]
+fn linear_recurrence_on_cuda_matches_the_cpu() {
+    let mut rng = StdRng::seed_from_u64(14);
+    for axis in [0, 1] {
+        for reverse in [false, true] {
+            let (a, b, h0, hs) = recurrence_inputs(&mut rng, axis);
+            let grads = |d: &Device| -> Vec<Vec<f32>> {
+                let v = |x: &[f64], s: &[usize]| {
+                    let x: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+                    Var::from_slice(&x, s, d).unwrap()
+                };
+                let (ta, tb, th) = (v(&a, &[3, 5]), v(&b, &[3, 5]), v(&h0, &hs));
+                let h = ta.linear_recurrence(&tb, Some(&th), axis, reverse).unwrap();
+                let g = h.sqr().unwrap().sum_all().unwrap().backward().unwrap();
+                [ta.as_tensor(), tb.as_tensor(), th.as_tensor()]
+                    .iter()
+                    .map(|t| {
+                        g.get(t)
+                            .unwrap()
+                            .flatten_all()
+                            .unwrap()
+                            .to_vec1::<f32>()
+                            .unwrap()
+                    })
+                    .collect()
+            };
+            let (gpu, cpu) = (grads(&dev()), grads(&Device::Cpu));
+            for (k, (x, y)) in gpu.iter().zip(&cpu).enumerate() {
+                for (p, q) in x.iter().zip(y) {
+                    assert!(
+                        (p - q).abs() <= 1e-4 * (1. + q.abs()),
+                        "input {k}: {p} vs {q}"
+                    );
+                }
+            }
+        }
+    }
+}

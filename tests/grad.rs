@@ -2,7 +2,8 @@
 //! burn's own autodiff where burn has the op (cumsum, cumprod without zeros, cummax / cummin,
 //! sort, top-k, sum / max / min along a dim, sum), and against central finite differences in
 //! f64 on the CPU for the rest (exclusive and reverse scans, cumprod with zeros, prod along a
-//! dim and whole, with and without zeros, max / min, masked_select, select, reduce_by_key); ties and NaN as PyTorch
+//! dim and whole, with and without zeros, max / min, masked_select, select, reduce_by_key,
+//! the linear recurrence by each of its inputs); ties and NaN as PyTorch
 //! routes them; on `Autodiff<NdArray>` and on `Autodiff<Wgpu>` (fused and plain; lavapipe in
 //! CI).
 
@@ -317,6 +318,56 @@ fn all<B: AutodiffBackend + PrimBackend>(dev: &B::Device, tol: f64) {
         "select by int flags",
         dev,
     );
+    let recurrences: [(F<B, 2, 2>, F<Cpu64, 2, 2>, usize, &str); 6] = [
+        (
+            recurrence::<B, 0, false>,
+            recurrence::<Cpu64, 0, false>,
+            5,
+            "a",
+        ),
+        (
+            recurrence::<B, 1, false>,
+            recurrence::<Cpu64, 1, false>,
+            5,
+            "b",
+        ),
+        (
+            recurrence::<B, 2, false>,
+            recurrence::<Cpu64, 2, false>,
+            1,
+            "h0",
+        ),
+        (
+            recurrence::<B, 0, true>,
+            recurrence::<Cpu64, 0, true>,
+            5,
+            "a, reverse",
+        ),
+        (
+            recurrence::<B, 1, true>,
+            recurrence::<Cpu64, 1, true>,
+            5,
+            "b, reverse",
+        ),
+        (
+            recurrence::<B, 2, true>,
+            recurrence::<Cpu64, 2, true>,
+            1,
+            "h0, reverse",
+        ),
+    ];
+    for (k, (ours, cpu, width, what)) in recurrences.into_iter().enumerate() {
+        let x = input(30 + k as u64, 3 * width, &[]);
+        against_numeric::<B, 2, 2>(
+            &x,
+            [3, width],
+            ours,
+            cpu,
+            tol,
+            &format!("linear_recurrence by {what}"),
+            dev,
+        );
+    }
     for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
         let (ours, cpu): (F<B, 1, 1>, F<Cpu64, 1, 1>) = match op {
             ScanOp::Sum => (by_key::<B, 0>, by_key::<Cpu64, 0>),
@@ -334,6 +385,32 @@ fn all<B: AutodiffBackend + PrimBackend>(dev: &B::Device, tol: f64) {
             &format!("reduce_by_key {op:?}"),
             dev,
         );
+    }
+}
+
+/// Fixed inputs of the linear recurrence checks (`[3, 5]`, or `h0` `[3, 1]`): multipliers in
+/// about (-1, 1) (some negative), offsets and states in about (-2, 2).
+fn fixed<B: Backend>(dev: &B::Device, which: u64, shape: [usize; 2]) -> Tensor<B, 2> {
+    let mut rng = StdRng::seed_from_u64(100 + which);
+    let n = shape[0] * shape[1];
+    let v: Vec<f64> = distinct(&mut rng, n)
+        .into_iter()
+        .map(|x| if which == 0 { x / 2.0 } else { x })
+        .collect();
+    Tensor::from_data(TensorData::new(v, shape), own::<B>(dev))
+}
+
+/// The linear recurrence along dim 1 of `[3, 5]` as a function of `a` (`WRT` 0), `b` (1) or
+/// `h0` (2), the others fixed; reverse with `REV`.
+fn recurrence<B: PrimBackend, const WRT: usize, const REV: bool>(x: Tensor<B, 2>) -> Tensor<B, 2> {
+    let dev = x.device();
+    let a = || fixed::<B>(&dev, 0, [3, 5]);
+    let b = || fixed::<B>(&dev, 1, [3, 5]);
+    let h0 = || fixed::<B>(&dev, 2, [3, 1]);
+    match WRT {
+        0 => x.prim_linear_recurrence_from(b(), h0(), 1, REV),
+        1 => a().prim_linear_recurrence(x, 1, REV),
+        _ => a().prim_linear_recurrence_from(b(), x, 1, REV),
     }
 }
 

@@ -143,7 +143,16 @@ impl<B: PrimBackend, C: CheckpointStrategy> PrimBackend for Autodiff<B, C> {
                     let out = match nodes.len() {
                         1 => track!(B, C, O, 1, [nodes[0].clone()], state, t),
                         2 => track!(B, C, O, 2, [nodes[0].clone(), nodes[1].clone()], state, t),
-                        n => panic!("{}: {n} float inputs (at most 2 are tracked)", O::NAME),
+                        3 => track!(
+                            B,
+                            C,
+                            O,
+                            3,
+                            [nodes[0].clone(), nodes[1].clone(), nodes[2].clone()],
+                            state,
+                            t
+                        ),
+                        n => panic!("{}: {n} float inputs (at most 3 are tracked)", O::NAME),
                     };
                     AnyPrimitive::Float(out)
                 }

@@ -15,12 +15,15 @@
 //! - reductions: sum → broadcast; prod → the product of the other elements (PyTorch's
 //!   handling of zeros); max / min → shared evenly among the elements equal to the result
 //!   (`torch.amax` / `torch.amin`); logsumexp → `grad * exp(x - y)`;
-//! - reduce_by_key → the same per run of keys.
+//! - reduce_by_key → the same per run of keys;
+//! - linear recurrence → a linear recurrence of the gradient in the other direction over the
+//!   multipliers shifted by one (the adjoint), times the previous states for the multipliers.
 //!
 //! Argsort, searchsorted, nonzero, counts, unique and histograms have integer outputs or
 //! outputs that are keys, and no gradient.
 
 use super::backend::{run, AnyPrimitive, PrimBackend, PrimKind};
+use super::recurrence::LinearRecurrence;
 use super::reduce::Reduce;
 use super::runs::{ReduceByKey, Runs};
 use super::scan::Scan;
@@ -532,4 +535,65 @@ pub(crate) fn reduce_by_key_backward<B: PrimBackend>(
     let y = || per_element(float(&saved.outputs[1]));
     let gx = fold_backward::<B>(r.op, v, ge, y, fold);
     vec![None, Some(B::float_reshape(gx, shape))]
+}
+
+/// The backward pass of a linear recurrence `h[t] = a[t] h[t-1] + b[t]` (a reverse one
+/// mirrors it): the adjoint `λ[t] = g[t] + a[t+1] λ[t+1]` is a linear recurrence of the
+/// gradient in the other direction over the multipliers shifted by one; then `db = λ`,
+/// `da[t] = λ[t] h[t-1]` (`h[-1]`: `h0` or 0) and `dh0 = a[0] λ[0]`.
+pub(crate) fn recurrence_backward<B: PrimBackend>(
+    r: &LinearRecurrence,
+    saved: &Saved<B>,
+    g: FloatTensor<B>,
+) -> Vec<Option<FloatTensor<B>>> {
+    let a = float(&saved.inputs[0]);
+    let h = float(&saved.outputs[0]);
+    let h0 = saved.inputs.get(2).map(float);
+    let axis = r.axis;
+    let n = dims::<B>(&a)[axis];
+    if a.shape().num_elements() == 0 {
+        let mut out = vec![Some(zeros_like::<B>(&a)), Some(zeros_like::<B>(&a))];
+        out.extend(h0.map(|h0| Some(zeros_like::<B>(&h0))));
+        return out;
+    }
+    // The next multiplier and the previous state of each step, in the forward's order.
+    let (a_next, h_prev) = if r.reverse {
+        let prev = match &h0 {
+            Some(h0) if n > 1 => {
+                B::float_cat(vec![slice_axis::<B>(h, axis, 1, n), h0.clone()], axis)
+            }
+            Some(h0) => h0.clone(),
+            None => shift_out::<B>(h, axis),
+        };
+        (shift_in::<B>(a.clone(), axis, 0.0), prev)
+    } else {
+        let prev = match &h0 {
+            Some(h0) if n > 1 => {
+                B::float_cat(vec![h0.clone(), slice_axis::<B>(h, axis, 0, n - 1)], axis)
+            }
+            Some(h0) => h0.clone(),
+            None => shift_in::<B>(h, axis, 0.0),
+        };
+        (shift_out::<B>(a.clone(), axis), prev)
+    };
+    let adjoint = LinearRecurrence {
+        axis,
+        reverse: !r.reverse,
+        with_h0: false,
+    };
+    let lambda = float(
+        &run::<B, _>(
+            &adjoint,
+            vec![AnyPrimitive::Float(a_next), AnyPrimitive::Float(g)],
+        )[0],
+    );
+    let da = B::float_mul(lambda.clone(), h_prev);
+    let mut out = vec![Some(da), None];
+    if h0.is_some() {
+        let first = if r.reverse { n - 1 } else { 0 };
+        let ah = B::float_mul(a, lambda.clone());
+        out.push(Some(slice_axis::<B>(ah, axis, first, first + 1)));
+    }
+    out[1] = Some(lambda);
+    out
 }

@@ -11,6 +11,8 @@
 //! let (m, i) = x.clone().prim_cummax_with_indices(-1); // values and Int indices
 //! let e = x.clone().prim_scan(0, ScanOp::Sum, ScanOptions::default().exclusive().reverse());
 //! let s = x.clone().prim_sum_dim(1); // keepdim, as burn's sum_dim
+//! // h[t] = 0.5 h[t-1] + x[t] along dim 1 (an exponential moving average, unnormalised).
+//! let h = x.ones_like().mul_scalar(0.5).prim_linear_recurrence(x.clone(), 1, false);
 //! let v = x.clone().prim_masked_select(x.greater_elem(0.0)); // 1-D, one count read
 //! let ids = Tensor::<NdArray, 1, Int>::from_ints([3, 1, 3, 2, 1, 3], &dev);
 //! let (u, counts) = ids.prim_unique_with_counts();
@@ -24,6 +26,7 @@
 //! assert_eq!(v.into_data().to_vec::<f32>().unwrap(), [1., 3., 4.]);
 //! assert_eq!(u.into_data().to_vec::<i64>().unwrap(), [1, 2, 3]);
 //! assert_eq!(counts.into_data().to_vec::<i64>().unwrap(), [2, 1, 3]);
+//! assert_eq!(f(h), [1., -1.5, 2.25, 4., 2., -5.]);
 //! ```
 //!
 //! Every method starts with `prim_`, so none is shadowed by one of burn's inherent methods
@@ -35,6 +38,7 @@
 //! | `prim_cumprod(dim)`                    | `cumprod(dim)`| `torch.cumprod(x, dim)`         |
 //! | `prim_cummax(dim)`                     | `cummax(dim)` | `torch.cummax(x, dim).values`   |
 //! | `prim_cummin(dim)`                     | `cummin(dim)` | `torch.cummin(x, dim).values`   |
+//! | `a.prim_linear_recurrence(b, dim, rev)` / `_from(b, h0, ..)` | — | a loop: `h = a[t] * h + b[t]` |
 //! | `prim_cummax_with_indices(dim)`        | —             | `torch.cummax(x, dim)`          |
 //! | `prim_cummin_with_indices(dim)`        | —             | `torch.cummin(x, dim)`          |
 //! | `prim_scan(dim, op, opts)`             | —             | — (exclusive / reverse scans)   |
@@ -127,6 +131,7 @@ mod host;
 #[cfg(feature = "burn-ndarray")]
 mod ndarray;
 mod op;
+mod recurrence;
 mod reduce;
 mod runs;
 mod scan;
@@ -137,6 +142,7 @@ pub use backend::{run, AnyPrimitive, NumericKind, PrimBackend, PrimKind};
 pub use grad::Saved;
 pub use host::{HostData, HostTensor};
 pub use op::{Kind, OutDType, OutputSpec, PrimOp, TensorMeta};
+pub use recurrence::{LinearRecurrence, RecurrenceExt};
 pub use reduce::{Reduce, ReduceExt};
 pub use runs::{Histogram, HistogramExt, ReduceByKey, Runs, RunsExt, UniqueOutput};
 pub use scan::{Scan, ScanExt};
@@ -146,8 +152,8 @@ pub use sort::{SearchSorted, Sort, SortExt, SortOutputs, TopK};
 /// The extension traits and the types their methods take.
 pub mod prelude {
     pub use super::{
-        HistogramExt, NonZeroExt, PrimBackend, ReduceExt, RunsExt, ScanExt, SelectExt, SortExt,
-        UniqueOutput,
+        HistogramExt, NonZeroExt, PrimBackend, RecurrenceExt, ReduceExt, RunsExt, ScanExt,
+        SelectExt, SortExt, UniqueOutput,
     };
     pub use crate::{ReduceOp, ScanOp, ScanOptions, Side};
 }

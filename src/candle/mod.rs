@@ -43,6 +43,7 @@
 //! | | `sorted.search_sorted(&values, d, Side::Left/Right)` → u32 | — | `torch.searchsorted(sorted, values, side=..)` (last dim) |
 //! | | `keys.sort_pairs(&values, d, asc)` → (sorted keys, values moved alike; stable) | — | `torch.sort(keys, d, stable=True)` + `gather(values, d, indices)`; CUB `SortPairs` |
 //! | | `t.bucketize(&boundaries, right)` → u32 (`boundaries` 1-D, sorted) | — | `torch.bucketize(t, boundaries, right=..)` |
+//! | linear recurrence ([`RecurrenceExt`]) | `a.linear_recurrence(&b, h0, d, reverse)`: `h[t] = a[t] h[t-1] + b[t]` | — (a loop over `d`) | — (a loop; `associative_scan`) |
 //! | reduce ([`ReduceExt`]) | `reduce_sum/prod/max/min(d)`, `reduce(d, op)` | `sum(d)`, —, `max(d)`, `min(d)` | `sum`, `prod`, `amax`, `amin` |
 //! | | `reduce_sum/prod/max/min_keepdim(d)`, `reduce_keepdim(d, op)` | `sum_keepdim(d)`, —, `max_keepdim(d)`, `min_keepdim(d)` | the same, `keepdim=True` |
 //! | compaction ([`SelectExt`]) | `masked_select(&mask)` → 1-D | — | `torch.masked_select` |
@@ -118,7 +119,8 @@
 //! **Gradients** (candle `Var`s and `backward`, PyTorch's semantics): every scan (sum, prod,
 //! max, min; exclusive, reverse, and the values of `scan_*_with_indices`), the values of
 //! `sort_stable*`, `top_k` and `bottom_k`, `masked_select` (and `_padded`'s values), the
-//! reductions and `reduce_by_key`'s folds (by the values). Where the input tracks a gradient
+//! reductions, `reduce_by_key`'s folds (by the values) and `linear_recurrence` (by `a`, `b`
+//! and `h0`). Where the input tracks a gradient
 //! the differentiable output becomes a graph node of it (a custom op whose forward takes the
 //! output already computed, no copy); the backward passes are made of cubeprim's and candle's
 //! device ops, with no host read. An input that tracks nothing costs nothing more. Argsort,
@@ -145,6 +147,7 @@ pub mod kernels;
 mod metal;
 mod ops;
 mod plan;
+mod recurrence;
 mod reduce;
 mod runs;
 mod scan;
@@ -161,6 +164,7 @@ pub use crate::scan::DeviceLimits;
 pub use crate::{ReduceOp, ScanOp, ScanOptions, Side};
 #[doc(hidden)]
 pub use plan::ScanLaunch;
+pub use recurrence::RecurrenceExt;
 pub use reduce::ReduceExt;
 pub use runs::RunsExt;
 pub use scan::ScanExt;
@@ -173,7 +177,7 @@ pub use sort::SortExt;
 /// [`RunsExt`]) and the argument types their methods take ([`ReduceOp`], [`ScanOp`],
 /// [`ScanOptions`], [`Side`]).
 pub mod prelude {
-    pub use super::{ReduceExt, RunsExt, ScanExt, SelectExt, SortExt};
+    pub use super::{RecurrenceExt, ReduceExt, RunsExt, ScanExt, SelectExt, SortExt};
     pub use crate::{ReduceOp, ScanOp, ScanOptions, Side};
 }
 
