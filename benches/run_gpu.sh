@@ -3,21 +3,24 @@
 # one folder; `benches/report` then merges them into `benches/results/<card>.json` and redraws
 # BENCHMARKS.md's tables and charts (see BENCHMARKS.md, "How to reproduce").
 #
-#   benches/run_gpu.sh BENCH_GPU OUT_DIR
+#   benches/run_gpu.sh BENCH_GPU OUT_DIR [WHEELS]
 #
 # BENCH_GPU: the bench binary, built beforehand with
 #   cargo build --release --features cuda,bench-tools --example bench_gpu
 # (target/release/examples/bench_gpu). Builds nothing itself. Peers, each skipped when its
-# tool is missing: `benches/peers/peers.py` and `sort_peers.py` (PyTorch, CuPy if installed)
-# and `benches/peers/cub_peers.cu` (CUB, compiled with nvcc when found). Run it alone on the
-# card: the figures are only comparable within one run.
+# tool is missing: `benches/peers/peers.py`, `sort_peers.py` and `recurrence_peers.py`
+# (PyTorch, CuPy if installed; accelerated-scan from the wheels in WHEELS, default .dev/wheels,
+# fetched beforehand by `pip download accelerated-scan ninja --no-deps -d .dev/wheels`) and
+# `benches/peers/cub_peers.cu` (CUB, compiled with nvcc when found). Run it alone on the card:
+# the figures are only comparable within one run.
 set -uo pipefail
-if [ $# -ne 2 ]; then
-    sed -n '2,13p' "$0"
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+    sed -n '2,15p' "$0"
     exit 2
 fi
 bench="$(realpath "$1")"
 out="$2"
+wheels="${3:-$(dirname "$0")/../.dev/wheels}"
 peers="$(cd "$(dirname "$0")/peers" && pwd)"
 mkdir -p "$out"
 out="$(realpath "$out")"
@@ -34,10 +37,17 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader |
 for n in 20 24; do
     "$bench" compact cuda "$n" --out "$out/compact-$n.json" | tee -a "$out/compact.log"
 done
+"$bench" recurrence cuda --out "$out/recurrence.json" | tee "$out/recurrence.log"
 
 if python3 -c 'import torch' 2>/dev/null; then
     python3 "$peers/peers.py" "$out" | tee "$out/peers.log"
     python3 "$peers/sort_peers.py" | tee "$out/sort_peers.jsonl"
+    # JSON lines to the file; stdout also has the CUDA extension's compile log.
+    rm -f "$out/recurrence_peers.jsonl"
+    wheel_arg=()
+    [ -e "$wheels" ] && wheel_arg=(--wheels "$wheels")
+    python3 "$peers/recurrence_peers.py" ${wheel_arg[@]+"${wheel_arg[@]}"} --out "$out/recurrence_peers.jsonl" |
+        tee "$out/recurrence_peers.log"
 else
     echo "no PyTorch: the PyTorch / CuPy peers are skipped"
 fi

@@ -1,9 +1,11 @@
-//! GPU benchmarks on CUDA or any wgpu device, one binary for three families:
+//! GPU benchmarks on CUDA or any wgpu device, one binary for four families:
 //!
 //! - `bench_gpu scan [cuda|wgpu] [OUT.json] ..`: the scans ([`scan`]);
 //! - `bench_gpu compact [cuda|wgpu] [LOG2_N] ..`: reduce, select, nonzero, run-length
 //!   ([`compact`]);
-//! - `bench_gpu sort [cuda|wgpu] ..`: the sorts, top-k, searchsorted ([`sort`]).
+//! - `bench_gpu sort [cuda|wgpu] ..`: the sorts, top-k, searchsorted ([`sort`]);
+//! - `bench_gpu recurrence [cuda|wgpu] ..`: the linear recurrence `h[t] = a[t] h[t-1] + b[t]`
+//!   ([`recurrence`]).
 //!
 //! `bench_gpu FAMILY --help` lists each family's options. `--out PATH` writes the run as one
 //! JSON file ([`Run`]: card, driver, runtime, commit, date and every case with its time and its
@@ -17,6 +19,7 @@
 //! it is timed, and each family measures the device copy below in the same run, as its floor.
 
 mod compact;
+mod recurrence;
 mod scan;
 mod sort;
 
@@ -81,6 +84,8 @@ enum Family {
     Compact(compact::Args),
     /// The sorts, top-k, searchsorted.
     Sort(sort::Args),
+    /// The linear recurrence h[t] = a[t] h[t-1] + b[t] (f32, along the last axis).
+    Recurrence(recurrence::Args),
 }
 
 /// One run of the binary, as written by `--out`.
@@ -459,5 +464,6 @@ fn main() {
         Family::Scan(a) => scan::main(a),
         Family::Compact(a) => compact::main(a),
         Family::Sort(a) => sort::main(a),
+        Family::Recurrence(a) => recurrence::main(a),
     }
 }

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 /// Host-clocked mean of `reps` calls back to back, then their device time (the same calls
 /// again, timed by the runtime's timestamps where it has them).
-fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Times {
+pub fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Times {
     for _ in 0..3 {
         f();
     }
@@ -36,7 +36,7 @@ fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut
     }
 }
 
-fn random_f32(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+pub fn random_f32(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     (0..n).map(|_| rng.random_range(lo..hi)).collect()
 }

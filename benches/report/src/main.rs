@@ -2,7 +2,8 @@
 //!
 //! - `merge --out benches/results/<card>.json RUN.json.. [--peers FILE]..`: bench_gpu's run
 //!   files of one card (the newest run of each case wins) with the peers' outputs (PyTorch /
-//!   CuPy `anchors.json`, the JSON lines of `sort_peers_b2b.py`, `cub_peers`' text table),
+//!   CuPy `anchors.json`, the JSON lines of `sort_peers.py` and `recurrence_peers.py` (a line
+//!   without `ms`, a skipped or failed peer, is left out), `cub_peers`' text table),
 //!   each case given its fastest peer of the same operation and shape ([`PEERS`]).
 //! - `render`: reads every `benches/results/*.json`, writes the summary table of each card
 //!   between BENCHMARKS.md's `report` markers and the charts ([`CHARTS`]) beside the JSON.
@@ -166,6 +167,11 @@ const PEERS: &[(&str, &[&str])] = &[
         &["cub Select Flagged f32 50%", "torch.masked_select f32 50%"],
     ),
     ("nonzero 50% (u8 flags)", &["torch.nonzero 50%"]),
+    ("linear_recurrence f32 rows", RECURRENCE_PEERS),
+    (
+        "linear_recurrence f32 rows reverse",
+        RECURRENCE_REVERSE_PEERS,
+    ),
 ];
 const SCAN_PEERS: &[&str] = &[
     "cub InclusiveSum f32",
@@ -174,6 +180,21 @@ const SCAN_PEERS: &[&str] = &[
     "cupy.cumsum f32 1-D (CUB)",
 ];
 const TOPK_PEERS: &[&str] = &["torch.topk k=50", "torch.topk k=50 rows"];
+/// `benches/peers/recurrence_peers.py`'s names (the loop's time past 8192 steps extrapolated).
+const RECURRENCE_PEERS: &[&str] = &[
+    "torch loop over t f32",
+    "torch loop over t f32 (8192 steps timed, extrapolated)",
+    "torch Hillis-Steele f32",
+    "accelerated_scan.ref f32 (torch tree)",
+    "accelerated_scan.warp f32",
+    "accelerated_scan.scalar f32 (triton)",
+];
+const RECURRENCE_REVERSE_PEERS: &[&str] = &[
+    "torch loop over t f32 reverse",
+    "torch Hillis-Steele f32 reverse",
+    "accelerated_scan.ref f32 (torch tree) reverse",
+    "accelerated_scan.warp f32 reverse",
+];
 
 /// A chart: time against size of one of our 1-D cases, its peers and the copy floor.
 struct Chart {
@@ -317,7 +338,11 @@ fn merge(runs: &[PathBuf], peers: &[PathBuf], out: &Path) {
         cases: Vec::new(),
         peers: peers.iter().flat_map(|p| read_peers(p)).collect(),
     };
-    let family_rank = |f: &str| ["scan", "sort", "compact"].iter().position(|&x| x == f);
+    let family_rank = |f: &str| {
+        ["scan", "sort", "compact", "recurrence"]
+            .iter()
+            .position(|&x| x == f)
+    };
     for r in &runs {
         for c in &r.cases {
             let mut c = c.clone();
