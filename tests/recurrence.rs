@@ -14,6 +14,7 @@ use crate::common;
 use common::*;
 use cubecl::Runtime;
 use cubeprim::cpu::ScanElement;
+use cubeprim::ops::Affine;
 use cubeprim::scan::tile_len;
 use cubeprim::{DType, Element, Error, PlaneOps, RecurrenceOptions, ScanTuning, Workspace};
 use half::{bf16, f16};
@@ -386,6 +387,11 @@ fn errors() {
             "{got:?}"
         );
     }
+    // Affine is not an operator for scan_with / reduce_with (it needs the multipliers).
+    let got = cubeprim::scan_with(&c, &b, 1, Affine, Default::default(), &mut ws);
+    assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
+    let got = cubeprim::reduce_with(&c, &b, Some(1), Affine, &mut ws);
+    assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
     // The output may not be an input.
     let got = cubeprim::linear_recurrence_into(&c, &a, &b, None, &b, 1, d, &mut ws);
     assert!(matches!(got, Err(Error::Aliased { .. })), "{got:?}");

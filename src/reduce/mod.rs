@@ -306,6 +306,9 @@ fn reduce_into_op<R: Runtime, O: KernelOp>(
     workspace: &mut Workspace<R>,
     builtin: Option<ScanOp>,
 ) -> Result<()> {
+    if O::AFFINE {
+        return Err(crate::scan::launch::affine_misuse());
+    }
     crate::select::plan::check_supported(client, input.dtype)?;
     crate::validate::args(
         client,
@@ -491,6 +494,9 @@ fn reduce_op<R: Runtime, O: KernelOp>(
     workspace: &mut Workspace<R>,
     builtin: Option<ScanOp>,
 ) -> Result<DeviceTensor<R>> {
+    if O::AFFINE {
+        return Err(crate::scan::launch::affine_misuse());
+    }
     // Before the output is allocated.
     crate::validate::input(client, "the input", input)?;
     let shape = match axis {

@@ -212,6 +212,14 @@ pub(crate) fn scan_into_len_op<R: Runtime, O: KernelOp>(
     scan_rows_into::<R, O>(client, input, out, idx, axis, opts, workspace, len, None)
 }
 
+/// The error for [`Affine`](cubeprim_kernels::ops::Affine) passed as an operator
+/// (`scan_with`, `reduce_with`): its items need the multipliers `linear_recurrence` gives.
+pub(crate) fn affine_misuse() -> Error {
+    Error::InvalidArgument(
+        "ops::Affine is the linear recurrence's operator: run it through linear_recurrence".into(),
+    )
+}
+
 /// The extra inputs of a linear recurrence ([`Affine`](cubeprim_kernels::ops::Affine)): the
 /// multipliers, with the layout (shape, strides, offset) of the input, and the initial states,
 /// contiguous, one per row (the input's shape without the axis).
@@ -234,7 +242,9 @@ pub(crate) fn scan_rows_into<R: Runtime, O: KernelOp>(
     len: Option<&DeviceTensor<R>>,
     affine: Option<AffineArgs<'_, R>>,
 ) -> Result<()> {
-    debug_assert_eq!(O::AFFINE, affine.is_some());
+    if O::AFFINE != affine.is_some() {
+        return Err(affine_misuse());
+    }
     // A linear recurrence carries its multipliers where the indexed scans carry indices.
     let indexed = idx.is_some() || O::AFFINE;
     let axis = resolve_axis(axis, input.rank())?;
