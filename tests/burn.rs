@@ -324,7 +324,8 @@ fn synced<B: PrimBackend>(dev: &B::Device, what: &str) {
 /// read: on CUDA, cubecl 0.10 neither uploads nor reads a tensor with a zero stride (burn's
 /// strides of `[3, 0]` are `[0, 1]`), for burn's own tensors as for cubeprim's. A float
 /// `[1, 0]` through `prim_nonzero` once launched a contiguous copy of no cubes there (the long
-/// run's call 266 on an H100).
+/// run on an H100; BENCHMARKS.md at 52581a0, 2026-12-06 (H100), "reliability runs and the final
+/// no-regression check").
 fn empty<B: PrimBackend>(dev: &B::Device) {
     let f = |shape: [usize; 2]| Tensor::<B, 2>::empty(shape, dev);
     let i = |shape: [usize; 2]| Tensor::<B, 2, Int>::empty(shape, dev);
@@ -1401,9 +1402,10 @@ fn cuda_device() -> burn::backend::cuda::CudaDevice {
 backend_tests!(cuda_plain, CudaPlain, cuda_device(), [F32, F16]);
 
 /// What burn itself does with empty tensors on CUDA (cubecl 0.10), which the tests above
-/// steer around and the README describes: each fails there (H100 and H200, BENCHMARKS.md,
-/// 2026-12-06 afternoon), so each expects a panic. One that stops panicking means burn now
-/// handles that case, and the README's caveat can go. Ignored; run by name on the GPU machine.
+/// steer around and the README describes: each fails there (H100 and H200; BENCHMARKS.md at
+/// 52581a0, 2026-12-06 (afternoon), "the reliability runs completed"), so each expects a panic.
+/// One that stops panicking means burn now handles that case, and the README's caveat can go.
+/// Ignored; run by name on the GPU machine.
 #[cfg(feature = "test-cuda")]
 mod cuda_burn_itself {
     use super::*;

@@ -359,11 +359,12 @@ fn lookback_async_copy_cuda() {
             "{name}: copies not committed"
         );
         // The copies' barrier is never at byte 0, where the H200 ran this kernel 19 % slower
-        // (BENCHMARKS.md, "A fixed shared layout"): the tile's scan scratch is there
-        // (`lead_shared`). cubecl-opt places the other arrays in a hash set's order, which
-        // differs from one expansion to the next, so eight expansions of each kernel are
-        // checked: without `lead_shared` the barrier came first in about one expansion in nine
-        // (nine arrays), and all 24 would have missed it with a chance of about 6 %.
+        // (BENCHMARKS.md at 52581a0, 2026-12-03 (H200), "a fixed shared layout"): the tile's
+        // scan scratch is there (`lead_shared`). cubecl-opt places the other arrays in a hash
+        // set's order, which differs from one expansion to the next, so eight expansions of
+        // each kernel are checked: without `lead_shared` the barrier came first in about one
+        // expansion in nine (nine arrays), and all 24 would have missed it with a chance of
+        // about 6 %.
         let again = (1..8).map(|_| {
             cuda_source(
                 define_scan_rows::<T, T, i32, O>(name, vec, cfg, lookback(true), false),

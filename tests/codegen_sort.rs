@@ -796,7 +796,8 @@ fn dump() {
     };
     let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();
     // `CUBEPRIM_DUMP_SORT_SHIFT=8`: the digit at another shift than 0 (ptxas gave the scatter of
-    // 256 x 16 48 registers at shifts 0 and 24, 62-64 at 8 and 16; BENCHMARKS.md stop 20).
+    // 256 x 16 48 registers at shifts 0 and 24, 62-64 at 8 and 16 under ncu; BENCHMARKS.md at
+    // 52581a0, 2026-12-02 (H200), "Where the u32 sort's time goes").
     let shift = std::env::var("CUBEPRIM_DUMP_SORT_SHIFT")
         .ok()
         .and_then(|s| s.parse().ok())

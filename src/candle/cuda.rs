@@ -22,7 +22,9 @@
 //!
 //! Status: NVRTC compiles every variant to sm_90a PTX (tests/candle_cuda.rs, no GPU needed);
 //! on the H200 the scans match the CPU path and run 8–308× faster than candle's `cumsum`
-//! (`tests/candle_cuda.rs`, `examples/bench_candle.rs`; figures in BENCHMARKS.md).
+//! (`tests/candle_cuda.rs`, `examples/bench_candle.rs`; figures in BENCHMARKS.md at 52581a0,
+//! 2026-11-30 (H200), "staged scan, byte masks", and 2026-12-01 (H200), "one-cube row sorts on
+//! candle's stream").
 
 use super::kernels::{scan_rows_info, scan_rows_source, KernelSource, Target};
 use super::ops::dtype_of;

@@ -172,8 +172,9 @@ pub fn scan<E: ScanElement>(
 ///
 /// A single long row stays on one thread: cut into chunks scanned in two passes (the chunks'
 /// totals, then each chunk from the totals before it), it ran no faster on two cores, since
-/// both passes wait on one addition per element (`cumsum_f32/cpu/4194304`, BENCHMARKS.md
-/// 2026-12-06 (evening)).
+/// both passes wait on one addition per element (`cumsum_f32/cpu/4194304`: 8.82 ms against 7.72
+/// on one thread, before the operator was inlined; BENCHMARKS.md at 52581a0, 2026-12-06
+/// (evening), "the CPU path's scan again").
 const PARALLEL_MIN: usize = 1 << 16;
 
 /// The scan without indices of one `[n, inner]` block (row-major) of `x` into `out`, the

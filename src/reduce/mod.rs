@@ -35,7 +35,8 @@ struct Src<'a, R: Runtime> {
 
 /// Tiles one cube folds, at most: a cube per tile spends its time starting, scanning its unit
 /// folds and leaving. H200, sum of 2^28 f32 (21 846 tiles): 8 tiles per cube 0.271 / 0.279 ms,
-/// 4: 0.273, 16: 0.295, one (as before): 0.288 / 0.294 (BENCHMARKS.md stop 11).
+/// 4: 0.273, 16: 0.295, one: 0.288 / 0.294 (BENCHMARKS.md at 52581a0, 2026-12-01 (H200),
+/// "Reduce: several tiles per cube").
 /// `CUBEPRIM_REDUCE_GROUP=g` (tuning) sets it.
 const GROUP: u32 = 8;
 

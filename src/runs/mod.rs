@@ -113,10 +113,11 @@ fn threads_override() -> Option<u32> {
 /// Units per cube of the folding tile (reduce-by-key, inverse indices) where the device allows
 /// them: twice [`THREADS`], each with half the vectors (the staged tile keeps its size). On the
 /// H200 reduce_by_key of 2^28 i32 keys / f32 values took 1.21 ms with 512 × 4 against
-/// 1.30–1.32 ms with 256 × 8 (BENCHMARKS.md, stop 6): the same shared memory per cube, twice
-/// the units to hide the loads. The head-mask tile of unique-consecutive keeps 256 units of 8
-/// vectors: with counts 0.81–0.83 ms, against 0.82–0.83 for 512 × 8 and 0.88–0.99 for the
-/// other shapes tried (BENCHMARKS.md, stop 10).
+/// 1.30–1.32 ms with 256 × 8 (BENCHMARKS.md at 52581a0, 2026-11-30 (H200), "runs from the head
+/// mask"): the same shared memory per cube, twice the units to hide the loads. The head-mask
+/// tile of unique-consecutive keeps 256 units of 8 vectors: with counts 0.81–0.83 ms, against
+/// 0.82–0.83 for 512 × 8 and 0.88–0.99 for the other shapes tried (BENCHMARKS.md at 52581a0,
+/// 2026-12-01 (H200), "unique_consecutive with counts").
 const FOLD_THREADS: u32 = 512;
 
 /// The run-length pass: the tile staged in shared memory when it fits (keys in / unique keys

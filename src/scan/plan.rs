@@ -10,9 +10,10 @@ use cubeprim_kernels::device::tile_state::words_per_tile;
 use cubeprim_kernels::device::ScanMode;
 
 /// Units and vectors per unit of the tile used for long rows. Measured on the H200 (1-D 2^28
-/// f32 cumsum, staged, same call): 192 x 16 0.607 ms, 256 x 12 0.628, 128 x 24 0.663,
-/// 128 x 32 0.747; earlier calls: 256 x 16 0.622, 384 x 8 0.648, 768 x 8 0.642, 512 x 8 0.711
-/// (BENCHMARKS.md).
+/// f32 cumsum, staged, one run): 192 x 16 0.607 ms, 256 x 12 0.628, 128 x 24 0.663, 128 x 32
+/// 0.747; in an earlier run: 256 x 16 0.622, 384 x 8 0.648, 768 x 8 0.642, 512 x 8 0.711
+/// (BENCHMARKS.md at 52581a0, 2026-11-30 (H200), "long tile 192 × 16" and the tile sweeps of
+/// "staged scan, byte masks").
 #[doc(hidden)]
 pub const LONG_TILE: (u32, u32) = (192, 16);
 /// Tiles for rows that fit in one, smallest first: (units, vectors per unit).
@@ -35,7 +36,7 @@ pub const WINDOWS: u32 = 8;
 pub const SPINS: u32 = 16;
 /// [`SPINS`] on CUDA, whose resident cubes all make progress: a longer wait seldom ends in a
 /// redundant fallback reduction (H200, 1-D 2^28 f32, tile 256 x 8 staged: 0.715 ms with 16
-/// rounds, 0.696 ms with 256; BENCHMARKS.md).
+/// rounds, 0.696 ms with 256; BENCHMARKS.md at 52581a0, "Development runs", 2026-11-30 (H200)).
 #[doc(hidden)]
 pub const SPINS_CUDA: u32 = 256;
 
@@ -343,16 +344,19 @@ impl ScanPlan {
             (ScanAlgorithm::ReduceThenScan, None) => (Route::ReduceThenScan, long),
         };
         // Staging pays where cubes wait on each other (the look-back), on devices with the
-        // shared memory for it (measured on the H200: BENCHMARKS.md).
+        // shared memory for it (H200, 1-D 2^28 f32, tile 256 x 8: 0.715 ms staged against 0.782
+        // in registers; BENCHMARKS.md at 52581a0, "Development runs", 2026-11-30 (H200)).
         let stage = route == Route::Lookback
             && !indexed
             && opts.tuning.map(|t| t.stage).unwrap_or(true)
             && footprint_staged(threads, vpt, true) <= shared_limit;
         // Asynchronous copies wherever the device has them (CUDA sm_80+) and the tile allows,
-        // unless a tuning turns them off. On the H200 (1-D 2^28 f32, CUDA events; BENCHMARKS.md,
-        // stop 26): 0.552-0.555 ms against 0.600-0.608 with plain loads, in every shared layout
+        // unless a tuning turns them off. On the H200 (1-D 2^28 f32, CUDA events; BENCHMARKS.md
+        // at 52581a0, 2026-12-03 (H200), "The look-back: the prefix published by the unit that
+        // finds it"): 0.552-0.555 ms against 0.600-0.608 with plain loads, in every shared layout
         // but one with the copies' barrier at byte 0 (0.658), which the kernel never has (its
-        // scan scratch is put there: `cubeprim_kernels::cube::lead_shared`). The
+        // scan scratch is put there: `cubeprim_kernels::cube::lead_shared`). By the device clock
+        // see BENCHMARKS.md's `cumsum f32 1-D (look-back)` and `(look-back, plain loads)`. The
         // stage holds accumulators: copied straight from the input where they are its own type,
         // in 4-, 8- or 16-byte vectors, read forwards.
         let async_copy = stage

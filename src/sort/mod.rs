@@ -176,8 +176,9 @@ pub struct SortOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum SortAlgorithm {
     /// The plan's choice: histogram → scan → scatter (on the H200 it measured faster than
-    /// onesweep: 9.5 against 11.6 ms for 2^28 u32 keys, stop 13); `CUBEPRIM_SORT_ONESWEEP=1` makes it
-    /// onesweep where onesweep applies, `=0` keeps it histogram → scan → scatter.
+    /// onesweep: 9.5 against 11.6 ms for 2^28 u32 keys; BENCHMARKS.md at 52581a0, 2026-12-02
+    /// (H200), "grids without empty cubes"); `CUBEPRIM_SORT_ONESWEEP=1` makes it onesweep where
+    /// onesweep applies, `=0` keeps it histogram → scan → scatter.
     #[default]
     Auto,
     /// Onesweep passes where they apply (ballot ranking available, rows shorter than 2^30

@@ -28,35 +28,38 @@ const ROW_TILES: [(u32, u32); 9] = [
 const DEVICE_TILES: [(u32, u32); 6] = [(256, 16), (256, 8), (128, 8), (64, 8), (64, 4), (32, 4)];
 /// The tile tried before [`DEVICE_TILES`] by passes that move 4-byte values (indices, or values
 /// of 4 bytes) with keys of at most 4 bytes, where tiles are ranked by ballots and the passes are
-/// histogram → scan → scatter. Measured on the H200 (2^28, `bench_gpu sort cuda --core --tile T`,
-/// BENCHMARKS.md): with the full-tile scatter kernels (stop 20), stable f32 argsort with u32
-/// indices 9.65 ms with 512 × 16, 9.96 with 256 × 20, 10.05–10.14 with 512 × 12, 10.16 with
-/// 384 × 16, 11.33 with 256 × 12; the keys-only u32 sort stays fastest with 256 × 16 (7.35–7.39
-/// ms; 7.37 with 256 × 20, 7.48 with 512 × 16). (Before them, stop 14, 512 × 16 was the slowest
-/// argsort tile, 15.07 ms, and 512 × 12 the fastest.)
+/// histogram → scan → scatter. Measured on the H200 with the full-tile scatter kernels (2^28,
+/// `bench_gpu sort cuda --core --tile T`; BENCHMARKS.md at 52581a0, 2026-12-02 (H200), "scatter
+/// kernels for full tiles"): stable f32 argsort with u32 indices 9.65 ms with 512 × 16, 9.96
+/// with 256 × 20, 10.05–10.14 with 512 × 12, 10.16 with 384 × 16, 11.33 with 256 × 12; the
+/// keys-only u32 sort was fastest with 256 × 16 there (7.35–7.39 ms; 7.37 with 256 × 20, 7.48
+/// with 512 × 16).
 const PAIRS_TILE: (u32, u32) = (512, 16);
 /// The tile tried before [`DEVICE_TILES`] by keys-only passes of 4-byte keys ranked by ballots.
-/// Measured on an H100 (2^28 keys, `bench_gpu sort cuda --keys --tile T`, device clock,
-/// BENCHMARKS.md stop 31): u32 keys 6.57-6.58 ms with 384 × 20 in two processes, against 8.15-8.19
-/// with 256 × 16 (the tile before), 7.28-7.30 with 384 × 16, 7.69 with 256 × 20, 8.19 with
-/// 256 × 24, 8.27-8.29 with 320 × 16, 8.39-8.40 with 384 × 12, 9.06-9.08 with 384 × 24 and 9.12
-/// with 448 × 16; i32 keys 6.58-6.64 with 384 × 20 against 7.91-7.98. CuPy's CUB sort took
-/// 6.76-6.88 ms there. On the H200 (stop 33, same measure): u32 keys 5.96-5.98 ms with 384 × 20
-/// in three processes against 6.45-6.47 with 256 × 16 in two, i32 5.97-5.99; CuPy's CUB sort
-/// 6.78 ms in the same call.
+/// Measured on an H100 (2^28 keys, `bench_gpu sort cuda --keys --tile T`, device clock;
+/// BENCHMARKS.md at 52581a0, 2026-12-05 (H100), "the keys-only sort's tile"): u32 keys
+/// 6.57-6.58 ms with 384 × 20 in two processes, against 8.15-8.19 with 256 × 16, 7.28-7.30 with
+/// 384 × 16, 7.69 with 256 × 20, 8.19 with 256 × 24, 8.27-8.29 with 320 × 16, 8.39-8.40 with
+/// 384 × 12, 9.06-9.08 with 384 × 24 and 9.12 with 448 × 16; i32 keys 6.58-6.64 with 384 × 20
+/// against 7.91-7.98. CuPy's CUB sort took 6.76-6.88 ms there. On the H200 (same measure;
+/// 52581a0, 2026-12-05 (H200 and H100), "Issue 4 on the H200"): u32 keys 5.96-5.98 ms with
+/// 384 × 20 in three processes against 6.45-6.47 with 256 × 16 in two, i32 5.97-5.99; CuPy's
+/// CUB sort 6.78 ms in the same run (cases `sort u32 keys`, `sort i32 keys` in BENCHMARKS.md).
 const KEYS_TILE: (u32, u32) = (384, 20);
 /// The tile tried before [`DEVICE_TILES`] by keys-only passes of 8-byte keys ranked by ballots:
 /// the packed argsort's words (key order bits and index in one u64), and u64 / i64 / f64 keys,
 /// which run the same kernels. Measured on an H100 with the packed argsort (2^28 f32, stable,
-/// `bench_gpu sort cuda --argsort --tile T`, device clock, BENCHMARKS.md stop 32): u32 indices
-/// 9.98-9.99 ms with 384 × 16 in two processes, against 10.77-10.79 with 256 × 16 (the tile
-/// before), 10.16 with 384 × 18, 10.50 with 320 × 16, 10.62 with 256 × 20, 10.88 with 512 × 12,
-/// 11.28 with 384 × 12, 11.52 with 256 × 12, 11.92 with 384 × 20, 11.98 with 384 × 14, 12.24
-/// with 448 × 16, 12.60 with 512 × 8; `torch.argsort(stable=True)` took 13.49 there. u64 keys
-/// (2^27, `--wide`, stop 33): 11.06-11.07 ms against 12.79 with 256 × 16. On the H200 (stop 33)
-/// the other way round: the argsort took 8.73-8.76 ms with 384 × 16 in two processes and 8.29
-/// with 256 × 16 in one (`torch.argsort` 11.78). Both cards are sm_90 with 132 SMs and differ in
-/// their memory; the plan keeps one tile for both (the H200's figure is within issue 4's 9 ms).
+/// `bench_gpu sort cuda --argsort --tile T`, device clock; BENCHMARKS.md at 52581a0, 2026-12-05
+/// (H100), "the packed argsort's tile"): u32 indices 9.98-9.99 ms with 384 × 16 in two
+/// processes, against 10.77-10.79 with 256 × 16, 10.16 with 384 × 18, 10.50 with 320 × 16, 10.62
+/// with 256 × 20, 10.88 with 512 × 12, 11.28 with 384 × 12, 11.52 with 256 × 12, 11.92 with
+/// 384 × 20, 11.98 with 384 × 14, 12.24 with 448 × 16, 12.60 with 512 × 8;
+/// `torch.argsort(stable=True)` took 13.49 there. u64 keys (2^27, `--wide`; 52581a0, 2026-12-05
+/// (H200 and H100), "u64 keys with `WIDE_KEYS_TILE` on the H100"): 11.06-11.07 ms against 12.79
+/// with 256 × 16. On the H200 (same date, "Issue 4 on the H200") the other way round: the
+/// argsort took 8.73-8.76 ms with 384 × 16 in two processes and 8.29 with 256 × 16 in one
+/// (`torch.argsort` 11.78). Both cards are sm_90 with 132 SMs and differ in their memory; the
+/// plan keeps one tile for both (the H200's figure is within issue 4's 9 ms).
 const WIDE_KEYS_TILE: (u32, u32) = (384, 16);
 
 /// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
@@ -427,10 +430,10 @@ impl SortPlan {
                 })?,
         };
         // CUB's PTX ballots where no values travel between the passes (keys only, and the
-        // packed argsort). On the H200 (stop 23, same calls) they took the u32 sort of 2^28
-        // from 7.15-7.19 to 6.56-6.60 ms and the packed argsort (u32 indices) from 8.81-8.84
-        // to 8.57-8.66, but the key-value passes (512 x 16 tile) from 9.30-9.34 to
-        // 9.87-10.06.
+        // packed argsort). On the H200 (same runs; BENCHMARKS.md at 52581a0, 2026-12-02 (H200),
+        // "CUB's PTX ballots in the radix ranking") they took the u32 sort of 2^28 from
+        // 7.15-7.19 to 6.56-6.60 ms and the packed argsort (u32 indices) from 8.81-8.84 to
+        // 8.57-8.66, but the key-value passes (512 x 16 tile) from 9.30-9.34 to 9.87-10.06.
         let cfg = RadixConfig {
             ptx_ballot: cfg.ptx_ballot && dvs == 0,
             ..cfg

@@ -70,7 +70,8 @@ pub fn match_counter_slots(cfg: &RadixConfig) -> usize {
 /// Words left unused before the first counter (one 128-byte line), so that no counter sits at
 /// byte 0 of the cube's shared memory. cubecl places the shared arrays in a different order in
 /// every process; when the counters came first, NVRTC compiled the row sort to 126 registers
-/// instead of 80 and it ran 9-10 % slower on the H200 (see BENCHMARKS.md, stop 24).
+/// instead of 80 and it ran 9-10 % slower on the H200 (BENCHMARKS.md at 52581a0, 2026-12-03
+/// (H200), "The row sort's two speeds come from where cubecl puts the ballot counters").
 pub const COUNTER_LEAD: u32 = 32;
 
 /// The word of counter `c` (see [`COUNTER_LEAD`]).
@@ -137,7 +138,8 @@ pub fn tile_rank_match(
             // cubecl 0.10 has no inline assembly, and its multi-line comments are written as
             // `/* .. */` verbatim: that is how the directive gets into the source. The shuffle
             // is only its carrier, chosen because it takes the u32 `d & bit` as it is. On the
-            // H200 (stop 23) the u32 sort of 2^28 took 6.56 ms this way against 7.18 with
+            // H200 (BENCHMARKS.md at 52581a0, 2026-12-02 (H200), "CUB's PTX ballots in the
+            // radix ranking") the u32 sort of 2^28 took 6.56 ms this way against 7.18 with
             // cubecl's ballots; with `__ballot_sync` of the bool as the carrier (a conversion
             // back to a predicate), 7.39-7.43 against 7.28. `codegen_sort` checks that the
             // CUDA source carries the directive around every carrier.
@@ -161,8 +163,9 @@ pub fn tile_rank_match(
                 // `plane_lanes[0] & 1` is 1, as a value the compiler cannot fold: the test
                 // stays `d & mask`, which ptxas turns into predicates set straight from the
                 // digit (`R2P`: three instructions per ballot), where a literal mask is
-                // rewritten as shift, and, compare (six). Measured on the H200 (stop 9, same
-                // call, alternated): the in-cube row sort [16384, 4096] 1.80 -> 1.51 ms; the
+                // rewritten as shift, and, compare (six). Measured on the H200 (one run,
+                // alternated; BENCHMARKS.md at 52581a0, 2026-12-01 (H200), "The row sort's
+                // ballots from bit masks"): the in-cube row sort [16384, 4096] 1.80 -> 1.51 ms; the
                 // device-wide scatter, whose ranking interleaves with its global loads, got
                 // slower (1.86 -> 1.99 ms a pass), so each kernel chooses.
                 let one = plane_lanes[0] & 1u32;
@@ -177,10 +180,11 @@ pub fn tile_rank_match(
             } else {
                 // Spelled out, not shared with the branch above: on the H200 the u32 sort got
                 // 10-12 % slower when these statements went through a helper or a shared `set`
-                // variable (stop 9, calls 3 and 4), as the driver's JIT compiled the rewritten
-                // CUDA C++ differently. `bit - 1` (all ones where the bit is 0) instead of a
-                // select on `bit == 1`: the scatter of full tiles ran 1.35 ms instead of 1.43
-                // (stop 20, call 2, the generated CUDA edited by hand).
+                // variable (the same 2026-12-01 record as above), as the driver's JIT compiled
+                // the rewritten CUDA C++ differently. `bit - 1` (all ones where the bit is 0)
+                // instead of a select on `bit == 1`: the scatter of full tiles ran 1.35 ms
+                // instead of 1.43 (BENCHMARKS.md at 52581a0, 2026-12-02 (H200), "One scatter
+                // pass, the generated CUDA edited by hand").
                 let bit = (d >> b) & 1u32;
                 let ballot = plane_ballot(bit != 0u32);
                 // Keep the lanes whose bit equals this unit's.

@@ -6,8 +6,8 @@
 //! (id 1), every other array, since an array stays live to the end. Within a block the order is
 //! a hash set's, which differs from one process to the next. The staged look-back scan ran 19 %
 //! slower on the H200 in the layouts with its copies' barrier at byte 0 and at the same speed
-//! in every other layout (BENCHMARKS.md, "A fixed shared layout"), so it puts one of its arrays
-//! at byte 0 with [`lead_shared()`].
+//! in every other layout (BENCHMARKS.md at 52581a0, 2026-12-03 (H200), "a fixed shared
+//! layout"), so it puts one of its arrays at byte 0 with [`lead_shared()`].
 // `#[cube]` generates an undocumented module (and its items) beside each function.
 #![allow(missing_docs)]
 

@@ -24,7 +24,8 @@
 //! itself from the nearest published prefix (`deep_prefix`, the same left fold), so no wait
 //! is unbounded there. CUDA kernels are built without it: its second copy of the tile
 //! reduction cost `masked_select` of 2^28 f32 with a u32 mask 22 % on an H100, even though it
-//! never ran (BENCHMARKS.md, 2026-12-06).
+//! never ran (1.39 against 1.14 ms; BENCHMARKS.md at 52581a0, 2026-12-06 (H100 and H200), "the
+//! trust work's two regressions").
 // `#[cube]` generates an undocumented module (and its items) beside each function, and
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]

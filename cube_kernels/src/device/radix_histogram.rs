@@ -45,7 +45,8 @@ pub enum PassTiles {
     /// `shift`, `bits` and `flip` are then ignored), else read from the arguments. On the H200
     /// a pass of the u32 sort's scatter took 1.80 ms checked, 1.47 full and 1.35 full with the
     /// digit constant (48 registers instead of 80), in one run of the generated CUDA edited by
-    /// hand the same way (stop 20, call 3).
+    /// hand the same way (BENCHMARKS.md at 52581a0, 2026-12-02 (H200), "One scatter pass, the
+    /// generated CUDA edited by hand").
     Full {
         /// The digit's `(shift, bits, descending)` when built in as constants.
         digit: Option<(u32, u32, bool)>,

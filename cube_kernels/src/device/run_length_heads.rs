@@ -12,10 +12,11 @@
 //! coalesced too.
 //!
 //! The look-back carries only the plain head count ([`HeadCountCarry`], two state words per
-//! tile; carrying the run fold too takes four and measured 0.11 ms slower on the H200,
-//! BENCHMARKS.md stop 10). So a tile cannot finish the run its first head ends (it started in
-//! an earlier tile), nor the last run: it leaves a record per tile, and
-//! [`run_length_fixup`](super::run_length_fixup) writes those lengths after the pass.
+//! tile; carrying the run fold too takes four and measured 0.11 ms slower on the H200;
+//! BENCHMARKS.md at 52581a0, 2026-12-01 (H200), "The look-back carries the head count"). So a
+//! tile cannot finish the run its first head ends (it started in an earlier tile), nor the last
+//! run: it leaves a record per tile, and [`run_length_fixup`](super::run_length_fixup) writes
+//! those lengths after the pass.
 //!
 //! Same tiling, look-back state and fallback as [`run_length`](super::run_length), whose
 //! kernel dispatches here for unique-consecutive without inverse indices.
@@ -90,7 +91,8 @@ fn unit_heads<K: Numeric, N: Size>(
 /// (bank-conflict free through the padding).
 /// Each unit reading its own blocked vectors from global memory instead (32 cache lines per
 /// plane-wide load) took 0.82 against 0.68-0.69 ms on the H200 (unique_consecutive with
-/// counts, 2^28 sorted i32; BENCHMARKS.md stop 11). `full`: every element of the tile is
+/// counts, 2^28 sorted i32; BENCHMARKS.md at 52581a0, 2026-12-01 (H200), "unique_consecutive:
+/// the tile's keys staged in shared memory"). `full`: every element of the tile is
 /// below `n`: the same blocks then run without their bounds checks (hence the identical `if`
 /// blocks), so the compiler can issue a unit's loads back to back.
 #[cube]
@@ -264,7 +266,8 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     if comptime![lengths] {
         // The lengths take the keys' place in shared memory (4-byte keys) and leave coalesced:
         // written from each unit's mask instead, 1.10 against 0.82 ms on the H200
-        // (BENCHMARKS.md stop 10). In f32 keys' place a length is held as a normal float (see
+        // (BENCHMARKS.md at 52581a0, 2026-12-01 (H200), "The look-back carries the head
+        // count"). In f32 keys' place a length is held as a normal float (see
         // `LENGTH_TAG`), which no backend may flush as it could a subnormal.
         let ty = type_of::<K>();
         let reuse = comptime![ty.size() == 4];
@@ -378,8 +381,9 @@ fn publish_count<A: Numeric>(
 
 /// Heads before the tile, by look-back over the plain head counts (two state words per tile
 /// where the run carry takes four; H200, 2^28 sorted i32 keys: values only 0.736 against
-/// 0.856 ms, BENCHMARKS.md stop 6; with counts 1.10 against 1.21 ms, stop 10), then the tile's
-/// inclusive count published.
+/// 0.856 ms, BENCHMARKS.md at 52581a0, 2026-11-30 (H200), "a plain head-count carry"; with
+/// counts 1.10 against 1.21 ms, 2026-12-01 (H200), "The look-back carries the head count"), then
+/// the tile's inclusive count published.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(

@@ -298,7 +298,8 @@ pub fn pass_len(len: &Array<u32>, n: u32, #[comptime] device_len: bool) -> u32 {
 /// which starts cubes in the order of their position, as CUB's single-pass scan assumes) the id
 /// is the cube's position and the counter is still bumped, unread, so the host's count of it
 /// holds: no atomic round trip before the tile's loads (H200: 1-D cumsum of 2^28 f32 0.600-0.603
-/// against 0.610-0.611 ms, BENCHMARKS.md stop 11). A predecessor that has not started is then
+/// against 0.610-0.611 ms; BENCHMARKS.md at 52581a0, 2026-12-01 (H200), "Tile ids from the cube
+/// position on CUDA"). A predecessor that has not started is then
 /// met by the look-back's fallback, like a silent one. Only for a runtime that keeps its
 /// resident cubes progressing (CUDA): the plane look-back waits at its deepest window while
 /// every tile there holds an aggregate but none a prefix yet, and on lavapipe, whose loops end
