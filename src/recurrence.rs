@@ -6,9 +6,11 @@
 //! over `a` and `b`, the decoupled look-back carrying each tile's pair. `h[-1]` is 0, or the
 //! initial state `h0` of the row.
 
+use crate::dispatch::with_dtype;
 use crate::ops::Affine;
 use crate::scan::launch::{scan_rows_into, AffineArgs};
 use crate::scan::{resolve_axis, PlaneOps, ScanOptions, ScanTuning};
+use crate::sort::to_u32;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 
@@ -94,7 +96,7 @@ pub fn linear_recurrence<R: Runtime>(
     check_args(client, a, b, h0, axis)?;
     crate::validate::input(client, "b", b)?;
     let out = DeviceTensor::empty(client, &b.shape, b.dtype);
-    linear_recurrence_into(client, a, b, h0, &out, axis, opts, workspace)?;
+    run(client, a, b, h0, &out, axis, opts, workspace)?;
     Ok(out)
 }
 
@@ -118,6 +120,21 @@ pub fn linear_recurrence_into<R: Runtime>(
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
     check_args(client, a, b, h0, axis)?;
+    run(client, a, b, h0, output, axis, opts, workspace)
+}
+
+/// Both entry points once their arguments are checked ([`check_args`]).
+#[allow(clippy::too_many_arguments)]
+fn run<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: &DeviceTensor<R>,
+    b: &DeviceTensor<R>,
+    h0: Option<&DeviceTensor<R>>,
+    output: &DeviceTensor<R>,
+    axis: isize,
+    opts: RecurrenceOptions,
+    workspace: &mut Workspace<R>,
+) -> Result<()> {
     for (what, t) in [("a", Some(a)), ("b", Some(b)), ("h0", h0)] {
         if let Some(t) = t {
             crate::validate::input(client, what, t)?;
@@ -203,7 +220,7 @@ fn check_args<R: Runtime>(
 }
 
 /// Floats only; f64 not on the device (the running product travels in f32).
-fn check_dtype(dtype: DType, runtime: &str) -> Result<()> {
+pub(crate) fn check_dtype(dtype: DType, runtime: &str) -> Result<()> {
     match dtype {
         DType::F32 | DType::F16 | DType::BF16 => Ok(()),
         DType::F64 => Err(Error::UnsupportedDType {
@@ -231,9 +248,7 @@ pub(crate) fn contiguous<R: Runtime>(
     if n == 0 {
         return Ok(out);
     }
-    let to_u32 = |v: usize| {
-        u32::try_from(v).map_err(|_| Error::Unsupported(format!("{v} does not fit in 32 bits")))
-    };
+    let to_u32 = |v: usize| to_u32(v, "a copied view's layout");
     let mut words = vec![to_u32(t.rank())?];
     for &s in &t.shape {
         words.push(to_u32(s)?);
@@ -246,33 +261,19 @@ pub(crate) fn contiguous<R: Runtime>(
     let layout = client.create_from_slice(u32::as_bytes(&words));
     let in_len = t.handle.size() as usize / t.dtype.size();
     let count = crate::device::cube_count_2d(n32.div_ceil(256));
-    macro_rules! launch {
-        ($T:ty) => {
-            // SAFETY: `t` was checked against its handle (`validate::input`), so every element
-            // of the view is inside it; `out` holds `n` elements; units past `n` do nothing.
-            unsafe {
-                copy_strided::launch_unchecked::<$T, R>(
-                    client,
-                    count,
-                    CubeDim::new_1d(256),
-                    ArrayArg::from_raw_parts(t.handle.clone(), in_len),
-                    ArrayArg::from_raw_parts(out.handle.clone(), n),
-                    ArrayArg::from_raw_parts(layout, words.len()),
-                    n32,
-                )
-            }
-        };
-    }
-    match t.dtype {
-        DType::F32 => launch!(f32),
-        DType::F16 => launch!(half::f16),
-        DType::BF16 => launch!(half::bf16),
-        d => {
-            return Err(Error::UnsupportedDType {
-                dtype: d,
-                reason: "copies are for the linear recurrence's floats".into(),
-            })
-        }
-    }
+    // SAFETY: `t` was checked against its handle (`validate::input`), so every element of the
+    // view is inside it; `out` holds `n` elements; units past `n` do nothing. (The callers copy
+    // floats only: no `u8`.)
+    with_dtype!(t.dtype, |T, _A| unsafe {
+        copy_strided::launch_unchecked::<T, R>(
+            client,
+            count,
+            CubeDim::new_1d(256),
+            ArrayArg::from_raw_parts(t.handle.clone(), in_len),
+            ArrayArg::from_raw_parts(out.handle.clone(), n),
+            ArrayArg::from_raw_parts(layout, words.len()),
+            n32,
+        )
+    });
     Ok(out)
 }

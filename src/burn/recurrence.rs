@@ -5,7 +5,7 @@ use super::grad::Saved;
 use super::host::{with_host_data, HostTensor, IntoHostData};
 use super::op::{check_inputs, device_dtype, same_shape, OutputSpec, PrimOp, TensorMeta};
 use super::scan::take;
-use crate::{DType, DeviceTensor, Error, RecurrenceOptions, Result, Workspace};
+use crate::{DeviceTensor, Error, RecurrenceOptions, Result, Workspace};
 use ::burn::tensor::ops::FloatTensor;
 use ::burn::tensor::{AsIndex, Tensor, TensorPrimitive};
 use cubecl::prelude::*;
@@ -75,15 +75,7 @@ impl PrimOp for LinearRecurrence {
         inputs: &[TensorMeta],
     ) -> Result<()> {
         let dtype = device_dtype(client, &inputs[1])?;
-        if dtype == DType::F64 {
-            return Err(Error::UnsupportedDType {
-                dtype,
-                reason: "the device's linear recurrence carries the product of the multipliers \
-                         in f32 (NdArray computes f64)"
-                    .into(),
-            });
-        }
-        Ok(())
+        crate::recurrence::check_dtype(dtype, R::name(client))
     }
 
     fn run_device<R: Runtime>(

@@ -1,5 +1,5 @@
 use super::ScanElement;
-use crate::{DType, Error, Result, ScanOp};
+use crate::{Error, Result, ScanOp};
 use rayon::prelude::*;
 
 /// `h[t] = a[t] * h[t-1] + b[t]` along `axis` of contiguous row-major `a` and `b` of `shape`
@@ -17,7 +17,7 @@ pub fn linear_recurrence<E: ScanElement>(
     axis: usize,
     reverse: bool,
 ) -> Result<Vec<E>> {
-    if !matches!(E::DTYPE, DType::F32 | DType::F16 | DType::BF16 | DType::F64) {
+    if !E::DTYPE.is_float() {
         return Err(Error::UnsupportedDType {
             dtype: E::DTYPE,
             reason: "a linear recurrence is defined for floats".into(),
@@ -56,7 +56,7 @@ pub fn linear_recurrence<E: ScanElement>(
             }
         }
     };
-    if b.len() >= 1 << 16 && outer >= 2 && rayon::current_num_threads() > 1 {
+    if b.len() >= super::scan::PARALLEL_MIN && outer >= 2 && rayon::current_num_threads() > 1 {
         a.par_chunks(block)
             .zip(b.par_chunks(block))
             .zip(out.par_chunks_mut(block))

@@ -175,7 +175,7 @@ pub fn scan<E: ScanElement>(
 /// both passes wait on one addition per element (`cumsum_f32/cpu/4194304`: 8.82 ms against 7.72
 /// on one thread, before the operator was inlined; BENCHMARKS.md at 52581a0, 2026-12-06
 /// (evening), "the CPU path's scan again").
-const PARALLEL_MIN: usize = 1 << 16;
+pub(super) const PARALLEL_MIN: usize = 1 << 16;
 
 /// The scan without indices of one `[n, inner]` block (row-major) of `x` into `out`, the
 /// operator fixed at compile time and the block read and written in order, a row of `inner`

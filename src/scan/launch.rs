@@ -125,7 +125,7 @@ pub(crate) fn scan_op<R: Runtime, O: KernelOp>(
     crate::validate::input(client, "the input", input)?;
     let out = DeviceTensor::empty(client, &input.shape, input.dtype);
     let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, index_dtype(client)));
-    scan_into_len_op::<R, O>(
+    scan_rows_into::<R, O>(
         client,
         input,
         &out,
@@ -133,6 +133,7 @@ pub(crate) fn scan_op<R: Runtime, O: KernelOp>(
         axis,
         opts,
         workspace,
+        None,
         None,
     )?;
     Ok((out, idx))
@@ -191,25 +192,9 @@ pub(crate) fn scan_into_len<R: Runtime>(
 ) -> Result<()> {
     check_indices(op, idx.is_some())?;
     op.check_device(client, input.dtype)?;
-    with_op!(op, |O| scan_into_len_op::<R, O>(
-        client, input, out, idx, axis, opts, workspace, len
+    with_op!(op, |O| scan_rows_into::<R, O>(
+        client, input, out, idx, axis, opts, workspace, len, None
     ))
-}
-
-/// [`scan_into_len`] with the operator's kernel type. `idx` only with a selection operator
-/// (checked by the callers).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn scan_into_len_op<R: Runtime, O: KernelOp>(
-    client: &ComputeClient<R>,
-    input: &DeviceTensor<R>,
-    out: &DeviceTensor<R>,
-    idx: Option<&DeviceTensor<R>>,
-    axis: isize,
-    opts: ScanOptions,
-    workspace: &mut Workspace<R>,
-    len: Option<&DeviceTensor<R>>,
-) -> Result<()> {
-    scan_rows_into::<R, O>(client, input, out, idx, axis, opts, workspace, len, None)
 }
 
 /// The error for [`Affine`](cubeprim_kernels::ops::Affine) passed as an operator
@@ -228,8 +213,9 @@ pub(crate) struct AffineArgs<'a, R: Runtime> {
     pub init: Option<&'a DeviceTensor<R>>,
 }
 
-/// The scan launch of every operator; `affine` with [`Affine`](cubeprim_kernels::ops::Affine)
-/// only (checked by its caller, `crate::recurrence`).
+/// The scan launch of every operator, built in or the user's: [`scan_into_len`] with the
+/// operator's kernel type. `idx` only with a selection operator (checked by the callers),
+/// `affine` with [`Affine`](cubeprim_kernels::ops::Affine) only.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scan_rows_into<R: Runtime, O: KernelOp>(
     client: &ComputeClient<R>,

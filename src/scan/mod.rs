@@ -409,7 +409,9 @@ pub fn scan_with_into<R: Runtime, O: crate::ops::ScanOp>(
     opts: ScanOptions,
     workspace: &mut Workspace<R>,
 ) -> Result<()> {
-    launch::scan_into_len_op::<R, O>(client, input, output, None, axis, opts, workspace, None)
+    launch::scan_rows_into::<R, O>(
+        client, input, output, None, axis, opts, workspace, None, None,
+    )
 }
 
 /// [`scan_into`] of the first `len` elements of the 1-D `input`; `len` is a host number or a

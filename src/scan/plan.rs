@@ -1,6 +1,7 @@
 //! Plain data chosen on the host: how a scan is cut into rows, vectors and tiles.
 
 use super::{PlaneOps, ScanAlgorithm, ScanOptions};
+use crate::sort::to_u32;
 use crate::{DType, Error, Result};
 use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
@@ -136,10 +137,6 @@ pub struct ScanPlan {
 #[doc(hidden)]
 pub fn tile_len(vec: usize) -> usize {
     (LONG_TILE.0 * LONG_TILE.1) as usize * vec
-}
-
-fn to_u32(v: usize, what: &str) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
 }
 
 impl ScanPlan {

@@ -351,6 +351,7 @@ fn check_strides<R: Runtime>(t: &DeviceTensor<R>) -> Result<()> {
     Ok(())
 }
 
+/// `v` as a kernel's 32-bit argument, or [`Error::Unsupported`] naming `what`.
 pub(crate) fn to_u32(v: usize, what: &str) -> Result<u32> {
     u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
 }

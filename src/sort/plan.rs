@@ -1,5 +1,6 @@
 //! Plain data chosen on the host: how a sort is cut into rows, tiles and digit passes.
 
+use super::to_u32;
 use super::{SortAlgorithm, SortOptions};
 use crate::scan::{scan_workspace_bytes, PlaneOps, ScanOptions};
 use crate::workspace::workspace_bytes;
@@ -190,10 +191,6 @@ pub(crate) fn pass_bytes(packed: bool, key: DType, values: ValueKind) -> (usize,
     } else {
         (key.size(), values.pass_bytes())
     }
-}
-
-fn to_u32(v: usize, what: &str) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} {v} does not fit in 32 bits")))
 }
 
 fn align(b: usize) -> usize {
