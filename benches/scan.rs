@@ -15,7 +15,7 @@
 use criterion::{measurement::WallTime, Throughput};
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::prelude::*;
-use cubeprim::device::{best_backend, Backend};
+use cubeprim::device::{best_backend_or, Backend};
 use cubeprim::{cpu, DType, DeviceTensor, ScanOp, ScanOptions, Workspace};
 use std::time::Duration;
 
@@ -88,7 +88,9 @@ pub fn cumsum_f32(c: &mut Criterion) {
     // Probing a runtime that is not there panics inside cubecl (and is caught): keep it quiet.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let backend = best_backend();
+    // `CUBEPRIM_BACKEND=cuda|wgpu|cpu` picks one (the program reads it; the library reads no
+    // environment).
+    let backend = best_backend_or(std::env::var("CUBEPRIM_BACKEND").ok().as_deref());
     std::panic::set_hook(hook);
 
     let mut g = c.benchmark_group("cumsum_f32");

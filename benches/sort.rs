@@ -14,7 +14,7 @@
 use criterion::{measurement::WallTime, Throughput};
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::prelude::*;
-use cubeprim::device::{best_backend, Backend};
+use cubeprim::device::{best_backend_or, Backend};
 use cubeprim::{cpu, DType, DeviceTensor, Len, Payload, SortOptions, Workspace};
 use std::time::Duration;
 
@@ -83,7 +83,9 @@ pub fn sort_1m(c: &mut Criterion) {
     // Probing a runtime that is not there panics inside cubecl (and is caught): keep it quiet.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let backend = best_backend();
+    // `CUBEPRIM_BACKEND=cuda|wgpu|cpu` picks one (the program reads it; the library reads no
+    // environment).
+    let backend = best_backend_or(std::env::var("CUBEPRIM_BACKEND").ok().as_deref());
     std::panic::set_hook(hook);
 
     let mut g = c.benchmark_group("sort_2^20");

@@ -10,7 +10,7 @@
 //! Exits with status 1 when a device result disagrees with the CPU reference.
 
 use cubecl::prelude::*;
-use cubeprim::device::{best_backend, Backend};
+use cubeprim::device::{best_backend_or, Backend};
 use cubeprim::{cpu, DType, DeviceTensor, ScanAlgorithm, ScanOp, ScanOptions, Workspace};
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -22,7 +22,9 @@ fn main() -> ExitCode {
     // Probing a runtime that is not there panics inside cubecl (and is caught): keep it quiet.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let backend = best_backend();
+    // `CUBEPRIM_BACKEND=cuda|wgpu|cpu` picks one (the program reads it; the library reads no
+    // environment).
+    let backend = best_backend_or(std::env::var("CUBEPRIM_BACKEND").ok().as_deref());
     std::panic::set_hook(hook);
 
     let result = match backend {

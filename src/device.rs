@@ -42,14 +42,20 @@ pub fn wgpu_available() -> bool {
     })
 }
 
-/// The best backend found: CUDA → wgpu → CPU. `CUBEPRIM_BACKEND=cuda|wgpu|cpu` overrides.
-pub fn best_backend() -> Backend {
-    match std::env::var("CUBEPRIM_BACKEND").as_deref() {
-        Ok("cuda") => return Backend::Cuda,
-        Ok("wgpu") => return Backend::Wgpu,
-        Ok("cpu") => return Backend::Cpu,
-        _ => {}
+impl Backend {
+    /// The backend named `cuda`, `wgpu` or `cpu`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "cuda" => Some(Backend::Cuda),
+            "wgpu" => Some(Backend::Wgpu),
+            "cpu" => Some(Backend::Cpu),
+            _ => None,
+        }
     }
+}
+
+/// The best backend found: CUDA → wgpu → CPU.
+pub fn best_backend() -> Backend {
     #[cfg(feature = "cuda")]
     if cuda_available() {
         return Backend::Cuda;
@@ -59,6 +65,13 @@ pub fn best_backend() -> Backend {
         return Backend::Wgpu;
     }
     Backend::Cpu
+}
+
+/// The backend `name`d (`cuda`, `wgpu` or `cpu`, e.g. a program's argument or environment
+/// variable, which the library itself never reads), else [`best_backend`].
+pub fn best_backend_or(name: Option<&str>) -> Backend {
+    name.and_then(Backend::from_name)
+        .unwrap_or_else(best_backend)
 }
 
 /// The 2-D grid `(x, y)` that launches `cubes` cubes (at least one), `x` at most 65535 (the
@@ -79,12 +92,6 @@ pub fn cube_count_2d(cubes: u32) -> cubecl::CubeCount {
     cubecl::CubeCount::Static(x, y, 1)
 }
 
-/// A numeric tuning override read once per process from the environment variable `name`
-/// (`cell` keeps it); `None` when unset or not a number.
-pub(crate) fn env_u32(cell: &'static std::sync::OnceLock<Option<u32>>, name: &str) -> Option<u32> {
-    *cell.get_or_init(|| std::env::var(name).ok().and_then(|v| v.parse().ok()))
-}
-
 /// The look-back's `spins` for a runtime: [`DEEP_FOLD`](cubeprim_kernels::device::lookback::DEEP_FOLD)
 /// set where cubes have no forward-progress guarantee between them (every runtime but CUDA), so
 /// the deepest window's wait is bounded there; CUDA's kernels are built without the fold.
@@ -94,22 +101,6 @@ pub(crate) fn lookback_spins(spins: u32, cuda: bool) -> u32 {
     } else {
         spins | cubeprim_kernels::device::lookback::DEEP_FOLD
     }
-}
-
-/// Whether the single-pass kernels take their tile ids from the cube position rather than from
-/// a ticket ([`take_ticket`](cubeprim_kernels::device::select::take_ticket)): on CUDA, which
-/// starts cubes in the order of their position (`cuda`: the runtime is CUDA); elsewhere no
-/// order is promised, so a ticket.
-/// `CUBEPRIM_TILE_ORDER=position` or `=ticket` overrides it (the CI runs the position order on
-/// lavapipe, where the look-back's fallback carries any cube whose predecessor has not started).
-pub(crate) fn tiles_by_position(cuda: bool) -> bool {
-    static CELL: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let forced = CELL.get_or_init(|| match std::env::var("CUBEPRIM_TILE_ORDER").as_deref() {
-        Ok("position") => Some(true),
-        Ok("ticket") => Some(false),
-        _ => None,
-    });
-    forced.unwrap_or(cuda)
 }
 
 #[cfg(test)]

@@ -82,6 +82,7 @@ pub mod scan;
 pub mod select;
 pub mod sort;
 mod tensor;
+pub mod tuning;
 pub mod unique;
 mod validate;
 mod workspace;

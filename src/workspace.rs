@@ -1,3 +1,4 @@
+use crate::tuning::Tuning;
 use crate::{Error, Result};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -30,6 +31,8 @@ pub struct Workspace<R: Runtime> {
     layout: Option<(Vec<u32>, Handle)>,
     /// A small buffer bound where a kernel argument is unused.
     dummy: Option<Handle>,
+    /// The overrides every call with this workspace plans with.
+    tuning: Tuning,
     _r: std::marker::PhantomData<R>,
 }
 
@@ -61,6 +64,7 @@ impl<R: Runtime> Workspace<R> {
             clean_bytes: 0,
             layout: None,
             dummy: None,
+            tuning: Tuning::default(),
             _r: Default::default(),
         }
     }
@@ -88,6 +92,23 @@ impl<R: Runtime> Workspace<R> {
             ws.allocate(client, bytes)?;
         }
         Ok(ws)
+    }
+
+    /// This workspace with `tuning`: every call that uses it plans with these overrides of the
+    /// [`Policy`](crate::tuning::Policy) (see [`Tuning`]).
+    pub fn with_tuning(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// Replaces the overrides calls with this workspace plan with.
+    pub fn set_tuning(&mut self, tuning: Tuning) {
+        self.tuning = tuning;
+    }
+
+    /// The overrides calls with this workspace plan with.
+    pub fn tuning(&self) -> &Tuning {
+        &self.tuning
     }
 
     /// Bytes held.

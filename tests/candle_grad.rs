@@ -25,10 +25,16 @@ fn variants() -> [ScanOptions; 4] {
 }
 
 /// The device the gradients run on: the CPU, or CUDA device 0 in the suite built for the GPU
-/// machine (`candle-cuda` with `test-cuda`).
+/// machine (`candle-cuda` with `test-cuda`): one `Device` for every test (each
+/// `Device::new_cuda` is a device of its own to candle, whose ops refuse to mix them).
 fn dev() -> Device {
     #[cfg(all(feature = "candle-cuda", feature = "test-cuda"))]
-    return Device::new_cuda(0).expect("CUDA device 0");
+    {
+        static DEV: std::sync::OnceLock<Device> = std::sync::OnceLock::new();
+        return DEV
+            .get_or_init(|| Device::new_cuda(0).expect("CUDA device 0"))
+            .clone();
+    }
     #[cfg(not(all(feature = "candle-cuda", feature = "test-cuda")))]
     Device::Cpu
 }

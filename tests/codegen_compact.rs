@@ -363,7 +363,9 @@ fn run_length_tiles_fit_the_shared_memory_they_are_planned_for() {
             let values = (!run.ones).then_some(vs);
             // Counts accumulate in u32.
             let acc = if run.ones { 4 } else { acc };
-            let (vec, threads, vpt, staged) = run_length_tile(limits, cap, ks, values, acc, run);
+            let tuning = Default::default();
+            let (vec, threads, vpt, staged) =
+                run_length_tile(limits, &tuning, cap, ks, values, acc, run);
             let cfg = PassConfig {
                 threads,
                 vectors_per_thread: vpt,

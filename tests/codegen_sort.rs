@@ -776,7 +776,7 @@ fn ptx_ballot_kernels() {
 /// passes of the packed argsort, and the in-cube row
 /// sort of f32 with indices, on the tile 256 units x 16 keys (`CUBEPRIM_DUMP_SORT_TILE=384x20`
 /// picks another; `CUBEPRIM_DUMP_SORT_SHIFT` the full-tile kernels' digit) with the ballot ranking
-/// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_PTX_BALLOT=0`); and onesweep's histogram
+/// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_DUMP_PTX_BALLOT=0`); and onesweep's histogram
 /// and pass of the u32 and the i32 sorts.
 #[test]
 fn dump() {
@@ -791,7 +791,7 @@ fn dump() {
         threads,
         items,
         wide_counts: false,
-        ptx_ballot: std::env::var("CUBEPRIM_PTX_BALLOT").as_deref() != Ok("0"),
+        ptx_ballot: std::env::var("CUBEPRIM_DUMP_PTX_BALLOT").as_deref() != Ok("0"),
         ..cfg
     };
     let write = |name: &str, src: String| std::fs::write(format!("{dir}/{name}.cu"), src).unwrap();

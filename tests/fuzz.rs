@@ -1628,7 +1628,9 @@ fn top_k_case<E: Fz>(cx: &mut Cx) -> Result<(), String> {
     };
     let largest = cx.rng.random_bool(0.6);
     let index = draw_index(cx);
-    let selectable = cubeprim::sort::SelectPlan::new(c, n, k, E::DTYPE, PlaneOps::Auto).is_some();
+    let selectable =
+        cubeprim::sort::SelectPlan::new(c, &Default::default(), n, k, E::DTYPE, PlaneOps::Auto)
+            .is_some();
     let method = match cx.rng.random_range(0..4) {
         0 if selectable => TopKMethod::Select,
         1 => TopKMethod::Sort,

@@ -5,14 +5,14 @@
 use crate::common;
 
 use common::*;
-use cubeprim::{DType, DeviceTensor, Len, ScanOp, ScanOptions, Workspace};
+use cubeprim::{DType, DeviceTensor, Len, ScanOp, ScanOptions};
 use rand::Rng;
 
 #[test]
 fn select_scan_reduce_by_key_reduce_without_host_sync() {
     let Some(c) = client() else { return };
     let mut rng = rng(31);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let n = 300_000;
     let keys: Vec<u32> = {
         let mut k = 0u32;
@@ -75,3 +75,15 @@ fn select_scan_reduce_by_key_reduce_without_host_sync() {
     let want_total = wrv.iter().fold(0u32, |a, &b| a.wrapping_add(b));
     assert_eq!(total.to_vec::<u32>(&c)[0], want_total);
 }
+
+// The tests above with plane operations forced (`PLANE_OPS`): the kernels' plane variants,
+// which wgpu does not report on CPU adapters although lavapipe runs them.
+crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>
+    select_scan_reduce_by_key_reduce_without_host_sync,
+);
+
+// The tests above with tile ids from the cube position and the shared-memory look-back
+// (`POSITION`: CUDA's order, carried on lavapipe by the look-back's fallback).
+crate::tuning_variants!(position_variants: [POSITION] =>
+    select_scan_reduce_by_key_reduce_without_host_sync,
+);

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use cubeprim::{DType, Error, Len, ScanOp, Workspace};
+use cubeprim::{DType, Error, Len, ScanOp};
 use half::f16;
 use rand::Rng;
 
@@ -14,7 +14,7 @@ use rand::Rng;
 fn whole_buffer_sums_and_extrema() {
     let Some(c) = client() else { return };
     let mut rng = rng(21);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[
         1usize, 5, 1023, 1024, 8191, 8193, 65_537, 1_000_003, 4_194_304,
     ] {
@@ -61,7 +61,7 @@ fn whole_buffer_sums_and_extrema() {
 fn every_axis_of_nd_tensors() {
     let Some(c) = client() else { return };
     let mut rng = rng(22);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for shape in [vec![3usize, 5, 7], vec![2, 9000], vec![3000, 3], vec![1, 1]] {
         let n: usize = shape.iter().product();
         let x: Vec<i64> = (0..n).map(|_| rng.random_range(-1000..1000)).collect();
@@ -131,7 +131,7 @@ fn every_axis_of_nd_tensors() {
 #[test]
 fn device_length_and_errors() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let cap = 100_000;
     let x: Vec<u32> = (0..cap as u32).collect();
     let t = upload(&c, &x, &[cap]);
@@ -172,3 +172,11 @@ fn device_length_and_errors() {
         Err(Error::UnsupportedDType { .. })
     ));
 }
+
+// The tests above with tile ids from the cube position and the shared-memory look-back
+// (`POSITION`: CUDA's order, carried on lavapipe by the look-back's fallback).
+crate::tuning_variants!(position_variants: [POSITION] =>
+    whole_buffer_sums_and_extrema,
+    every_axis_of_nd_tensors,
+    device_length_and_errors,
+);

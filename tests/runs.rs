@@ -46,7 +46,7 @@ fn idx(c: &Client, t: &cubeprim::DeviceTensor<R>) -> Vec<i64> {
 fn unique_consecutive_matches_cpu() {
     let Some(c) = client() else { return };
     let mut rng = rng(11);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[0usize, 1, 7, 2047, 2048, 2049, 8193, 100_001, 2_000_000] {
         for kind in 0..4 {
             if n == 2_000_000 && kind != 3 {
@@ -93,7 +93,7 @@ fn unique_consecutive_matches_cpu() {
 #[test]
 fn nan_keys_are_each_their_own_run() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let k = [
         1.0f32,
         1.0,
@@ -123,7 +123,7 @@ fn nan_keys_are_each_their_own_run() {
 fn reduce_by_key_matches_cpu() {
     let Some(c) = client() else { return };
     let mut rng = rng(12);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[1usize, 2049, 8193, 300_001] {
         for kind in 0..4 {
             let k = keys(&mut rng, n, kind);
@@ -219,7 +219,7 @@ fn counts_with_device_len(
 fn device_length_and_errors() {
     let Some(c) = client() else { return };
     let mut rng = rng(13);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let cap = 20_000;
     let k = keys(&mut rng, cap, 3);
     let v: Vec<u32> = (0..cap as u32).collect();
@@ -279,7 +279,7 @@ fn device_length_and_errors() {
 fn counts_of_runs_across_many_tiles() {
     let Some(c) = client() else { return };
     let mut rng = rng(17);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let n = 3_000_000usize;
     let patterns: [Vec<i32>; 4] = [
         vec![5; n],
@@ -352,7 +352,7 @@ fn workspace_of_the_queried_size() {
 fn counts_of_narrow_and_wide_keys() {
     let Some(c) = client() else { return };
     let mut rng = rng(19);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     fn check<E: cubeprim::Element + PartialEq>(
         c: &Client,
         k: &[E],
@@ -446,7 +446,7 @@ fn boundary_keys(n: usize, pattern: usize) -> Vec<f32> {
 #[test]
 fn runs_across_tile_boundaries() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let same = |a: &[f32], b: &[f32]| {
         a.len() == b.len()
             && a.iter()
@@ -499,3 +499,29 @@ fn runs_across_tile_boundaries() {
         }
     }
 }
+
+// The tests above with plane operations forced (`PLANE_OPS`): the kernels' plane variants,
+// which wgpu does not report on CPU adapters although lavapipe runs them.
+crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>
+    unique_consecutive_matches_cpu,
+    nan_keys_are_each_their_own_run,
+    reduce_by_key_matches_cpu,
+    device_length_and_errors,
+    counts_of_runs_across_many_tiles,
+    workspace_of_the_queried_size,
+    counts_of_narrow_and_wide_keys,
+    runs_across_tile_boundaries,
+);
+
+// The tests above with tile ids from the cube position and the shared-memory look-back
+// (`POSITION`: CUDA's order, carried on lavapipe by the look-back's fallback).
+crate::tuning_variants!(position_variants: [POSITION] =>
+    unique_consecutive_matches_cpu,
+    nan_keys_are_each_their_own_run,
+    reduce_by_key_matches_cpu,
+    device_length_and_errors,
+    counts_of_runs_across_many_tiles,
+    workspace_of_the_queried_size,
+    counts_of_narrow_and_wide_keys,
+    runs_across_tile_boundaries,
+);

@@ -64,7 +64,7 @@ const MATRIX_SHAPES_LIGHT: &[(&[usize], isize, &[usize])] = &[
 fn dtype_matrix<E: TestElem>(seed: u64, shapes: &[(&[usize], isize, &[usize])]) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     if !supports(&c, E::DTYPE) {
         let data: Vec<E> = values_for(&mut rng, 8, ScanOp::Sum);
         let x = upload(&c, &data, &[2, 4]);
@@ -209,7 +209,7 @@ fn lengths(max: usize) -> Vec<usize> {
 fn lengths_case<E: TestElem>(seed: u64, op: ScanOp, max: usize, which: &[usize]) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let all = variants(ScanOptions::default());
     for n in lengths(max) {
         let data: Vec<E> = values_for(&mut rng, n, op);
@@ -251,7 +251,7 @@ fn lengths_sum_f16() {
 fn long_rows_2d() {
     let Some(c) = client() else { return };
     let mut rng = rng(26);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let cases: &[(&[usize], isize)] = &[
         (&[3, 70_001], 1),
         (&[2, 131_073], -1),
@@ -295,7 +295,7 @@ fn long_rows_2d() {
 fn huge_1d<E: TestElem>(seed: u64) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for n in [3_000_001usize, 1 << 22] {
         let data: Vec<E> = values_for(&mut rng, n, ScanOp::Sum);
         let x = upload(&c, &data, &[n]);
@@ -380,7 +380,7 @@ fn make_view<E: TestElem>(
 fn random_views(seed: u64, cases: usize, with_offset: bool) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     const DIMS: [usize; 10] = [1, 1, 2, 3, 4, 5, 7, 8, 12, 13];
     for case in 0..cases {
         let rank = rng.random_range(1..=4);
@@ -433,7 +433,7 @@ fn view_offset_minimal() {
         0,
         ScanOp::Sum,
         ScanOptions::default(),
-        &mut Workspace::new(),
+        &mut workspace(),
     );
     assert_eq!(y.unwrap().to_vec::<f32>(&c), [3.0, 7.0, 12.0, 18.0, 25.0]);
 }
@@ -515,7 +515,7 @@ fn strided_long_rows_with_offset() {
 fn strided_cases(views: &[(Vec<usize>, ViewFn, isize)]) {
     let Some(c) = client() else { return };
     let mut rng = rng(31);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for (base_shape, f, axis) in views {
         let n: usize = base_shape.iter().product();
         for (op, opts) in [
@@ -569,7 +569,7 @@ const ALGO_SHAPES_LIGHT: &[(&[usize], isize)] = &[(&[3, 33], 1), (&[2, 4097], 1)
 fn algorithms_case<E: TestElem>(seed: u64, op: ScanOp, all_variants: bool) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let all = variants(ScanOptions::default());
     for (a, algorithm) in ALGORITHMS.into_iter().enumerate() {
         for (p, plane_ops) in PLANE_OPS.into_iter().enumerate() {
@@ -623,7 +623,7 @@ fn algorithms_sum_f16() {
 fn algorithms_huge() {
     let Some(c) = client() else { return };
     let mut rng = rng(45);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let n = 3_000_001;
     let data: Vec<f32> = values_for(&mut rng, n, ScanOp::Sum);
     let x = upload(&c, &data, &[n]);
@@ -668,7 +668,7 @@ fn indices_case<E: TestElem>(
 ) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let all = variants(ScanOptions::default());
     for &(shape, axis, which) in shapes {
         let n: usize = shape.iter().product();
@@ -751,7 +751,7 @@ fn long_rows_f64_minimal() {
     }
     let n = tile_len(1) + 1;
     let x = upload(&c, &vec![1.0f64; n], &[n]);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for alg in ALGORITHMS {
         let o = ScanOptions::default().algorithm(alg);
         let y = cubeprim::scan(&c, &x, 0, ScanOp::Sum, o, &mut ws).expect("scan");
@@ -808,7 +808,7 @@ fn nan_max_min_f16_f64() {
 #[test]
 fn nan_minimal() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let x = upload(&c, &[1.0f32, f32::NAN, 2.0], &[3]);
     for op in [ScanOp::Max, ScanOp::Min] {
         let d = ScanOptions::default();
@@ -835,7 +835,7 @@ fn nan_minimal() {
 fn indices_algorithms() {
     let Some(c) = client() else { return };
     let mut rng = rng(57);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let all = variants(ScanOptions::default());
     // (shape, axis, algorithm, plane setting): the look-back forced on a short row, plane
     // operations forced on short and multi-tile rows (`indices_f32` runs them off).
@@ -873,7 +873,7 @@ fn indices_algorithms() {
 fn indices_views(seed: u64, views: &[ViewFn]) {
     let Some(c) = client() else { return };
     let mut rng = rng(seed);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for f in views {
         let all: Vec<f32> = tie_values(&mut rng, 5000 * 6, 0.001, 0.0);
         let x = f(upload(&c, &all, &[5000, 6]));
@@ -922,7 +922,7 @@ fn determinism_f32_sum() {
     let n = 3_000_017;
     let data: Vec<f32> = values_for(&mut rng, n, ScanOp::Sum);
     let x = upload(&c, &data, &[n]);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for opts in [
         ScanOptions::default(),
         ScanOptions::default().plane_ops(PlaneOps::Force),
@@ -956,7 +956,7 @@ fn determinism_f32_sum() {
 fn workspace_reuse() {
     let Some(c) = client() else { return };
     let mut rng = rng(70);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut last = 0;
     // Odd lengths (one kernel per op: the compile cost stays low), short and long mixed.
     for round in 0..2 {
@@ -1138,7 +1138,7 @@ fn eager_fallback_gives_the_same_bits() {
                     stage: patient_stage,
                     ..eager
                 };
-                let mut ws = Workspace::new();
+                let mut ws = workspace();
                 let a: Vec<f32> = cubeprim::scan(&c, &x, 0, op, base.tuning(eager), &mut ws)
                     .unwrap()
                     .to_vec(&c);
@@ -1181,7 +1181,7 @@ fn device_resident_length() {
     let cap = 3 * tile_len(1) + 77;
     let data: Vec<f32> = values_for(&mut rng, cap, ScanOp::Sum);
     let x = upload(&c, &data, &[cap]);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let poison = f32::from_bits(0x7fc0_dead);
     let t = tile_len(1);
     for (k, &count) in [0usize, 1, t - 1, t + 1, 2 * t + 5, cap].iter().enumerate() {
@@ -1271,7 +1271,7 @@ fn device_resident_length_errors() {
     let Some(c) = client() else { return };
     let x = upload(&c, &[1.0f32; 10], &[10]);
     let out = DeviceTensor::empty(&c, &[10], DType::F32);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let run = |count: &DeviceTensor<R>, capacity: usize, ws: &mut Workspace<R>| {
         cubeprim::scan_len_into(
             &c,
@@ -1322,7 +1322,7 @@ fn device_resident_length_errors() {
 fn staged_tiles() {
     let Some(c) = client() else { return };
     let mut rng = rng(95);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let staged = ScanOptions::default()
         .algorithm(ScanAlgorithm::DecoupledLookback)
         .tuning(ScanTuning {
@@ -1347,3 +1347,12 @@ fn staged_tiles() {
         }
     }
 }
+
+// The tests above with tile ids from the cube position and the shared-memory look-back
+// (`POSITION`: CUDA's order, carried on lavapipe by the look-back's fallback).
+crate::tuning_variants!(position_variants: [POSITION] =>
+    long_rows_2d,
+    huge_1d_sum_f32,
+    huge_1d_sum_i32,
+    device_resident_length,
+);

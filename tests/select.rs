@@ -38,7 +38,7 @@ const SIZES: &[usize] = &[0, 1, 5, 2047, 2048, 2049, 8191, 8193, 65_537, 300_001
 fn select_matches_cpu_across_patterns_and_sizes() {
     let Some(c) = client() else { return };
     let mut rng = rng(1);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in SIZES {
         for (pattern, p) in [
             (0, 0.0),
@@ -75,7 +75,7 @@ fn select_matches_cpu_across_patterns_and_sizes() {
 fn select_large_and_dtypes() {
     let Some(c) = client() else { return };
     let mut rng = rng(2);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     // Two million f32 at 50%, flags u32 with values other than 1.
     let n = 2_000_003;
     let data: Vec<f32> = (0..n).map(|_| rng.random_range(-4.0..4.0)).collect();
@@ -133,7 +133,7 @@ fn select_large_and_dtypes() {
 fn select_pairs_and_partition() {
     let Some(c) = client() else { return };
     let mut rng = rng(3);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[1usize, 2049, 100_001] {
         let keys: Vec<u32> = (0..n as u32).collect();
         let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.25).collect();
@@ -202,7 +202,7 @@ fn check_byte_flag_pairs<K: Element, V: Element>(
 fn select_pairs_with_byte_flags_fit_small_shared_memory() {
     let Some(c) = client() else { return };
     let mut rng = rng(31);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[4096usize, 4100, 65536] {
         let f: Vec<u8> = (0..n).map(|_| u8::from(rng.random_bool(0.4))).collect();
         let keys: Vec<u32> = (0..n as u32)
@@ -222,7 +222,7 @@ fn select_pairs_with_byte_flags_fit_small_shared_memory() {
 fn nonzero_and_masked_select() {
     let Some(c) = client() else { return };
     let mut rng = rng(4);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for shape in [vec![7usize], vec![3, 5, 7], vec![40, 1, 300], vec![2, 3000]] {
         let n: usize = shape.iter().product();
         let x = flags(&mut rng, n, 3, 0.3);
@@ -252,7 +252,7 @@ fn nonzero_and_masked_select() {
 fn device_length_selects_a_prefix() {
     let Some(c) = client() else { return };
     let mut rng = rng(5);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let cap = 50_000;
     let f = flags(&mut rng, cap, 3, 0.5);
     select_device_prefixes(&c, &mut ws, &f, &[0, 1, 2049, 33_333, 50_000]);
@@ -291,7 +291,7 @@ fn select_device_prefixes<F: cubeprim::Element>(
 #[test]
 fn bad_inputs_are_errors() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let d = upload(&c, &[1.0f32, 2.0, 3.0, 4.0], &[4]);
     let f3 = upload(&c, &[1u32, 0, 1], &[3]);
     assert!(matches!(
@@ -370,7 +370,7 @@ fn bad_inputs_are_errors() {
 fn byte_flags() {
     let Some(c) = client() else { return };
     let mut rng = rng(6);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let bytes = |rng: &mut rand::rngs::StdRng, n: usize, p: f64| -> Vec<u8> {
         (0..n)
             .map(|_| {
@@ -424,3 +424,29 @@ fn byte_flags() {
     let f = bytes(&mut rng, 50_001, 0.5);
     select_device_prefixes(&c, &mut ws, &f, &[0, 1, 2049, 33_333, 50_001]);
 }
+
+// The tests above with plane operations forced (`PLANE_OPS`): the kernels' plane variants,
+// which wgpu does not report on CPU adapters although lavapipe runs them.
+crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>
+    select_matches_cpu_across_patterns_and_sizes,
+    select_large_and_dtypes,
+    select_pairs_and_partition,
+    select_pairs_with_byte_flags_fit_small_shared_memory,
+    nonzero_and_masked_select,
+    device_length_selects_a_prefix,
+    bad_inputs_are_errors,
+    byte_flags,
+);
+
+// The tests above with tile ids from the cube position and the shared-memory look-back
+// (`POSITION`: CUDA's order, carried on lavapipe by the look-back's fallback).
+crate::tuning_variants!(position_variants: [POSITION] =>
+    select_matches_cpu_across_patterns_and_sizes,
+    select_large_and_dtypes,
+    select_pairs_and_partition,
+    select_pairs_with_byte_flags_fit_small_shared_memory,
+    nonzero_and_masked_select,
+    device_length_selects_a_prefix,
+    bad_inputs_are_errors,
+    byte_flags,
+);

@@ -171,16 +171,8 @@ fn rankings_follow_the_plane_setting() {
                 p == PlaneOps::Force,
                 "{shape:?} {p:?}: {plan:?}"
             );
-            // `SortAlgorithm::Auto` runs device-wide sorts as onesweep passes only under
-            // `CUBEPRIM_SORT_ONESWEEP=1` (and only with the ballot ranking).
-            let onesweep = p == PlaneOps::Force
-                && plan.route == cubeprim::sort::Route::DeviceWide
-                && std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() == Ok("1");
-            assert_eq!(
-                plan.onesweep.is_some(),
-                onesweep,
-                "{shape:?} {p:?}: {plan:?}"
-            );
+            // `SortAlgorithm::Auto` never runs onesweep passes (histogram → scan → scatter).
+            assert!(plan.onesweep.is_none(), "{shape:?} {p:?}: {plan:?}");
             if p == PlaneOps::Force {
                 eprintln!(
                     "{shape:?}: {:?} tile {:?}, onesweep {:?}",
@@ -194,7 +186,7 @@ fn rankings_follow_the_plane_setting() {
 #[test]
 fn every_key_type_with_special_values() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     dtype_case::<u32>(&c, &mut ws, 1);
     dtype_case::<i32>(&c, &mut ws, 2);
     dtype_case::<f32>(&c, &mut ws, 3);
@@ -209,7 +201,7 @@ fn every_key_type_with_special_values() {
 fn f16_and_bf16_every_bit_pattern() {
     // All 65536 patterns of a 16-bit float (subnormals, both zeros, every NaN), shuffled.
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(11);
     let mut bits: Vec<u16> = (0..=u16::MAX).collect();
     for i in (1..bits.len()).rev() {
@@ -261,7 +253,7 @@ fn check_1d(c: &Client, ws: &mut Workspace<R>, r: &mut StdRng, n: usize, p: Plan
 #[test]
 fn lengths_around_tiles_and_powers_of_two() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(21);
     // One cube up to 2048 keys on lavapipe; device-wide tiles of 2048 u32 keys above.
     for n in [
@@ -295,7 +287,7 @@ fn lengths_around_tiles_and_powers_of_two() {
 #[test]
 fn tuned_tiles_and_one_bit_ranking() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(23);
     let n = 9000;
     let data: Vec<i32> = (0..n).map(|_| r.random_range(-100..100)).collect();
@@ -333,7 +325,7 @@ fn tuned_tiles_and_one_bit_ranking() {
 #[test]
 fn full_tiles_with_constant_digits() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(31);
     let opts = ranked(PlaneOps::Force).const_digits(true);
     // The argsorts' tile (4-byte indices).
@@ -405,7 +397,7 @@ fn check_keys<E: TestElem + SortElement>(
 #[test]
 fn full_tile_histogram_groups() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(33);
     let opts = ranked(PlaneOps::Force).const_digits(false);
     let plan = cubeprim::sort_plan(&c, &[1 << 20], DType::U32, Payload::None, false, opts).unwrap();
@@ -445,7 +437,7 @@ fn full_tile_histogram_groups() {
 #[test]
 fn packed_argsort() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(35);
     let wide = supports(&c, DType::U64);
     for p in RANKINGS {
@@ -540,7 +532,7 @@ fn packed_argsort() {
 #[test]
 fn a_few_million_keys() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(22);
     for p in RANKINGS {
         check_1d(&c, &mut ws, &mut r, (1 << 22) + 1, p);
@@ -557,11 +549,11 @@ fn onesweep(p: PlaneOps) -> SortOptions {
 /// side) they meet predecessors that have published nothing, so the fallback (a cube counting
 /// a predecessor's digits itself) runs too. Pairs with 8-byte values, i64 argsort descending,
 /// a bit range, long rows (each its own look-back chain and digit totals), a strided view,
-/// and top-k by sorting (onesweep there only with plane operations: `CUBEPRIM_FORCE_PLANE_OPS`).
+/// and top-k by sorting (onesweep there only with plane operations).
 #[test]
 fn onesweep_many_tiles() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(25);
     let p = PlaneOps::Force;
     let n = 1_500_000;
@@ -684,7 +676,7 @@ fn onesweep_many_tiles() {
 #[test]
 fn pairs_patterns_and_stability() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(31);
     let n = 10_000;
     let patterns: Vec<(&str, Vec<u32>)> = vec![
@@ -755,7 +747,7 @@ fn pairs_patterns_and_stability() {
 #[test]
 fn bit_ranges() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(41);
     for (n, p) in [1000usize, 6000]
         .into_iter()
@@ -843,7 +835,7 @@ fn device_resident_length() {
 #[test]
 fn row_shapes() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(61);
     for (rows, n) in [
         (1000, 1),
@@ -871,7 +863,7 @@ fn row_shapes() {
 #[test]
 fn strided_inputs() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(71);
     for ((rows, n), p) in [(6, 300), (3, 5000)]
         .into_iter()
@@ -892,7 +884,7 @@ fn strided_inputs() {
 #[test]
 fn top_k_rows() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(81);
     for (rows, n, ks) in [(4usize, 1000usize, vec![1, 10, 1000]), (2, 5000, vec![50])] {
         let data: Vec<f32> = special(&mut r, rows * n);
@@ -920,7 +912,7 @@ fn top_k_rows() {
 #[test]
 fn top_k_selection_and_sorting_agree() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let mut r = rng(82);
     let mut selected = 0;
     for n in [1usize, 7, 1024, 1025, 4096, 5000] {
@@ -1040,7 +1032,7 @@ fn searchsorted_and_bucketize() {
 #[test]
 fn errors_and_workspace() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let x = upload(&c, &[3.0f32, 1.0, 2.0, 0.0], &[2, 2]);
     // Index dtype.
     let bad = DeviceTensor::<R>::empty(&c, &[2, 2], DType::F32);
@@ -1136,3 +1128,26 @@ fn errors_and_workspace() {
     }
     assert_eq!(exact.bytes(), need.div_ceil(4) * 4);
 }
+
+// The tests above with plane operations forced (`PLANE_OPS`): the kernels' plane variants,
+// which wgpu does not report on CPU adapters although lavapipe runs them.
+crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>
+    every_key_type_with_special_values,
+    f16_and_bf16_every_bit_pattern,
+    lengths_around_tiles_and_powers_of_two,
+    tuned_tiles_and_one_bit_ranking,
+    full_tiles_with_constant_digits,
+    full_tile_histogram_groups,
+    packed_argsort,
+    a_few_million_keys,
+    onesweep_many_tiles,
+    pairs_patterns_and_stability,
+    bit_ranges,
+    device_resident_length,
+    row_shapes,
+    strided_inputs,
+    top_k_rows,
+    top_k_selection_and_sorting_agree,
+    searchsorted_and_bucketize,
+    errors_and_workspace,
+);

@@ -44,7 +44,7 @@ fn check<E: cubeprim::cpu::SortElement + PartialEq + std::fmt::Debug>(
 fn unique_ints_match_cpu() {
     let Some(c) = client() else { return };
     let mut rng = rng(31);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[0usize, 1, 5000, (1 << 20) + 1] {
         for &distinct in &[3i32, 1 << 30] {
             let k: Vec<i32> = (0..n)
@@ -71,7 +71,7 @@ fn unique_ints_match_cpu() {
 fn unique_floats_with_nan_match_cpu() {
     let Some(c) = client() else { return };
     let mut rng = rng(32);
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     for &n in &[1usize, 5000, (1 << 20) + 1] {
         let k: Vec<f32> = (0..n)
             .map(|_| match rng.random_range(0..20) {
@@ -107,7 +107,7 @@ fn unique_floats_with_nan_match_cpu() {
 #[test]
 fn unique_views_and_errors() {
     let Some(c) = client() else { return };
-    let mut ws = Workspace::new();
+    let mut ws = workspace();
     let k: Vec<i32> = (0..200).map(|i| (i * 7) % 13).collect();
     let x = upload(&c, &k, &[20, 10]);
     // A strided 1-D view (column 3).
@@ -133,3 +133,19 @@ fn unique_views_and_errors() {
         Err(Error::Unsupported(_))
     ));
 }
+
+// The tests above with plane operations forced (`PLANE_OPS`): the kernels' plane variants,
+// which wgpu does not report on CPU adapters although lavapipe runs them.
+crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>
+    unique_ints_match_cpu,
+    unique_floats_with_nan_match_cpu,
+    unique_views_and_errors,
+);
+
+// The tests above with tile ids from the cube position and the shared-memory look-back
+// (`POSITION`: CUDA's order, carried on lavapipe by the look-back's fallback).
+crate::tuning_variants!(position_variants: [POSITION] =>
+    unique_ints_match_cpu,
+    unique_floats_with_nan_match_cpu,
+    unique_views_and_errors,
+);

@@ -60,7 +60,8 @@ pub(crate) fn sort_rows(
     } else {
         ValueKind::None
     };
-    let plan = SortPlan::new(&client, total / n, n, key, vk, values, false, opts).ok()?;
+    let tuning = crate::tuning::Tuning::default();
+    let plan = SortPlan::new(&client, &tuning, total / n, n, key, vk, values, false, opts).ok()?;
     if plan.route != Route::InCube {
         return None;
     }

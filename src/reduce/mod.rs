@@ -13,6 +13,7 @@ use crate::dispatch::{with_dtype, with_op};
 use crate::dtype::accumulator_dtype;
 use crate::scan::{resolve_axis, ScanPlan};
 use crate::select::plan::check_output;
+use crate::tuning::{Policy, Tuning};
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, ScanOptions, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -33,25 +34,10 @@ struct Src<'a, R: Runtime> {
     _r: std::marker::PhantomData<R>,
 }
 
-/// Tiles one cube folds, at most: a cube per tile spends its time starting, scanning its unit
-/// folds and leaving. H200, sum of 2^28 f32 (21 846 tiles): 8 tiles per cube 0.271 / 0.279 ms,
-/// 4: 0.273, 16: 0.295, one: 0.288 / 0.294 (BENCHMARKS.md at 52581a0, 2026-12-01 (H200),
-/// "Reduce: several tiles per cube").
-/// `CUBEPRIM_REDUCE_GROUP=g` (tuning) sets it.
-const GROUP: u32 = 8;
-
-/// Cubes a pass keeps at least, before grouping tiles (about 20 per SM of an H200).
-const MIN_CUBES: u32 = 2048;
-
-fn group_override() -> Option<u32> {
-    static CELL: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    crate::device::env_u32(&CELL, "CUBEPRIM_REDUCE_GROUP").filter(|g| (1..=64).contains(g))
-}
-
 /// A pass's tiles in groups of `group` per cube: `plan.tiles_per_row` and `plan.num_tiles`
 /// count the groups (one result each).
-fn grouped(mut plan: ScanPlan) -> (ScanPlan, u32) {
-    let group = group_override().unwrap_or_else(|| (plan.num_tiles / MIN_CUBES).clamp(1, GROUP));
+fn grouped(policy: &Policy, mut plan: ScanPlan) -> (ScanPlan, u32) {
+    let group = policy.reduce_tiles_per_cube(plan.num_tiles);
     plan.tiles_per_row = plan.tiles_per_row.div_ceil(group);
     plan.num_tiles = plan.rows as u32 * plan.tiles_per_row;
     (plan, group)
@@ -59,10 +45,16 @@ fn grouped(mut plan: ScanPlan) -> (ScanPlan, u32) {
 
 /// The plans of every pass (with its tiles per cube): the first over the input, then
 /// `[rows, groups]` of accumulators.
-fn plans<R: Runtime>(client: &ComputeClient<R>, src: &Src<'_, R>) -> Result<Vec<(ScanPlan, u32)>> {
+fn plans<R: Runtime>(
+    client: &ComputeClient<R>,
+    tuning: &Tuning,
+    src: &Src<'_, R>,
+) -> Result<Vec<(ScanPlan, u32)>> {
     let opts = ScanOptions::default();
-    let first = ScanPlan::new(
+    let policy = Policy::of(client, tuning);
+    let first = ScanPlan::with_len(
         client,
+        tuning,
         src.shape,
         src.strides,
         src.offset,
@@ -70,17 +62,21 @@ fn plans<R: Runtime>(client: &ComputeClient<R>, src: &Src<'_, R>) -> Result<Vec<
         src.dtype,
         false,
         opts,
+        false,
     )?;
     let acc = accumulator_dtype(src.dtype);
     let rows = first.rows;
-    let mut out = vec![grouped(first)];
+    let mut out = vec![grouped(&policy, first)];
     while out.last().expect("a plan").0.tiles_per_row > 1 {
         let t = out.last().expect("a plan").0.tiles_per_row as usize;
         let shape = [rows, t];
         let strides = crate::tensor::contiguous_strides(&shape);
-        out.push(grouped(ScanPlan::new(
-            client, &shape, &strides, 0, 1, acc, false, opts,
-        )?));
+        out.push(grouped(
+            &policy,
+            ScanPlan::with_len(
+                client, tuning, &shape, &strides, 0, 1, acc, false, opts, false,
+            )?,
+        ));
     }
     Ok(out)
 }
@@ -131,7 +127,7 @@ pub fn reduce_workspace_bytes<R: Runtime>(
         axis,
         _r: Default::default(),
     };
-    let p = plans(client, &src)?;
+    let p = plans(client, &Tuning::default(), &src)?;
     let (a, b) = temp_layout(&p, accumulator_dtype(dtype));
     Ok(crate::workspace_bytes(0, a + b))
 }
@@ -146,7 +142,7 @@ fn run<R: Runtime, O: KernelOp>(
     ws: &mut Workspace<R>,
 ) -> Result<()> {
     crate::select::plan::check_supported(client, src.dtype)?;
-    let plans = plans(client, &src)?;
+    let plans = plans(client, ws.tuning(), &src)?;
     let acc = accumulator_dtype(src.dtype);
     let (a, b) = temp_layout(&plans, acc);
     let (_, temp) = ws.lease_with_temp(client, 0, a + b, 0)?;

@@ -10,7 +10,6 @@
 //! the sort.
 
 use crate::count::Len;
-use crate::device::env_u32;
 use crate::dispatch::with_dtype;
 #[doc(hidden)]
 pub use crate::select::plan::PassLimits;
@@ -18,12 +17,12 @@ use crate::select::plan::{
     check_count, check_input, check_output, len_parts, max_vpt, vector_width, Pass, THREADS,
 };
 use crate::select::{new_count, read_count};
+use crate::tuning::{Policy, Tuning};
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::run_length::{padded_len, run_length, RunConfig};
 use cubeprim_kernels::device::run_length_fixup::{run_length_fixup, RECORD_WORDS};
 use cubeprim_kernels::ops::{Add, LogAddExp, Max, Min, Mul};
-use std::sync::OnceLock;
 
 /// Bytes of [`Workspace`] a run-length pass over up to `capacity` keys needs (`values`: the
 /// value dtype of reduce_by_key; `None` for unique_consecutive): the size to give
@@ -47,8 +46,9 @@ pub fn runs_workspace_bytes<R: Runtime>(
         inverse: true,
         write_values: true,
     };
+    let policy = Policy::default_of(client);
     let pass = plan(
-        client,
+        &policy,
         capacity,
         keys.size(),
         values.map(|v| v.size()),
@@ -64,7 +64,7 @@ pub fn runs_workspace_bytes<R: Runtime>(
             inverse: false,
             write_values: true,
         };
-        let pass = plan(client, capacity, keys.size(), None, acc, false, run)?;
+        let pass = plan(&policy, capacity, keys.size(), None, acc, false, run)?;
         bytes = bytes.max(crate::workspace_bytes(
             pass.state_bytes,
             records_bytes(&pass, run),
@@ -96,20 +96,6 @@ const FIXUP_THREADS: u32 = 256;
 /// 1.18 ms; 4 vectors, 34 KiB, 1.54 ms).
 const STAGE_BUDGET: usize = 128 * 1024;
 
-/// `CUBEPRIM_RUNS_VPT=v` (tuning): `v` vectors per unit, staged while it fits; `0`: the
-/// unstaged kernel. Unset: the largest staged tile of at most [`STAGE_BUDGET`] bytes.
-fn vpt_override() -> Option<u32> {
-    static VPT: OnceLock<Option<u32>> = OnceLock::new();
-    env_u32(&VPT, "CUBEPRIM_RUNS_VPT")
-}
-
-/// `CUBEPRIM_RUNS_THREADS=t` (tuning): `t` units per cube (a multiple of 32, at most 1024).
-fn threads_override() -> Option<u32> {
-    static THREADS_ENV: OnceLock<Option<u32>> = OnceLock::new();
-    env_u32(&THREADS_ENV, "CUBEPRIM_RUNS_THREADS")
-        .filter(|t| t % 32 == 0 && (32..=1024).contains(t))
-}
-
 /// Units per cube of the folding tile (reduce-by-key, inverse indices) where the device allows
 /// them: twice [`THREADS`], each with half the vectors (the staged tile keeps its size). On the
 /// H200 reduce_by_key of 2^28 i32 keys / f32 values took 1.21 ms with 512 × 4 against
@@ -123,8 +109,8 @@ const FOLD_THREADS: u32 = 512;
 /// The run-length pass: the tile staged in shared memory when it fits (keys in / unique keys
 /// out; values in / folds out; run indices; each padded), else unstaged.
 #[allow(clippy::too_many_arguments)]
-fn plan<R: Runtime>(
-    client: &ComputeClient<R>,
+fn plan(
+    policy: &Policy,
     cap: usize,
     key_size: usize,
     value_size: Option<usize>,
@@ -133,7 +119,8 @@ fn plan<R: Runtime>(
     run: RunConfig,
 ) -> Result<Pass> {
     let (vec, threads, vpt, staged) = run_length_tile(
-        PassLimits::of(client),
+        PassLimits::from_policy(policy),
+        &policy.tuning,
         cap,
         key_size,
         value_size,
@@ -141,7 +128,7 @@ fn plan<R: Runtime>(
         run,
     );
     Pass::with_tile(
-        client, cap, vec, threads, vpt, device_len, acc_size, true, staged, false,
+        policy, cap, vec, threads, vpt, device_len, acc_size, true, staged, false,
     )
 }
 
@@ -153,6 +140,7 @@ fn plan<R: Runtime>(
 #[doc(hidden)]
 pub fn run_length_tile(
     limits: PassLimits,
+    tuning: &Tuning,
     cap: usize,
     key_size: usize,
     value_size: Option<usize>,
@@ -172,13 +160,14 @@ pub fn run_length_tile(
     // (run_length_heads).
     let heads = run.heads();
     let max_units = limits.max_units;
-    let threads = threads_override().filter(|&t| t <= max_units).unwrap_or(
-        if !heads && FOLD_THREADS <= max_units {
+    let threads = tuning
+        .checked_runs_units()
+        .filter(|&t| t <= max_units)
+        .unwrap_or(if !heads && FOLD_THREADS <= max_units {
             FOLD_THREADS
         } else {
             THREADS
-        },
-    );
+        });
     let stage = |vpt: u32| {
         let te = (threads * vpt) as usize * vec;
         if heads {
@@ -197,7 +186,7 @@ pub fn run_length_tile(
         .shared
         .saturating_sub(limits.pass_shared_bytes(threads, acc_size));
     let budget = STAGE_BUDGET.min(limit);
-    let (vpt, staged) = match vpt_override() {
+    let (vpt, staged) = match tuning.runs_vectors_per_unit {
         Some(0) => (top, false),
         Some(v) => {
             let v = v.clamp(1, top).next_power_of_two().min(top);
@@ -298,7 +287,7 @@ fn run<R: Runtime>(
         write_values: job.out_values.is_some(),
     };
     let pass = plan(
-        client,
+        &Policy::of(client, ws.tuning()),
         cap,
         job.keys.dtype.size(),
         job.values.map(|v| v.dtype.size()),

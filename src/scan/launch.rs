@@ -259,6 +259,7 @@ pub(crate) fn scan_rows_into<R: Runtime, O: KernelOp>(
     }
     let plan = ScanPlan::with_len(
         client,
+        workspace.tuning(),
         &input.shape,
         &input.strides,
         input.offset,

@@ -245,10 +245,35 @@ pub fn scan_workspace_bytes<R: Runtime>(
     with_indices: bool,
     opts: ScanOptions,
 ) -> Result<usize> {
+    let tuning = crate::tuning::Tuning::default();
+    scan_state_bytes(client, &tuning, shape, axis, dtype, with_indices, opts)
+}
+
+/// [`scan_workspace_bytes`] of a scan planned under `tuning`.
+pub(crate) fn scan_state_bytes<R: Runtime>(
+    client: &ComputeClient<R>,
+    tuning: &crate::tuning::Tuning,
+    shape: &[usize],
+    axis: isize,
+    dtype: DType,
+    with_indices: bool,
+    opts: ScanOptions,
+) -> Result<usize> {
     let axis = resolve_axis(axis, shape.len())?;
     crate::tensor::check_shape(shape)?;
     let strides = crate::tensor::contiguous_strides(shape);
-    let plan = ScanPlan::new(client, shape, &strides, 0, axis, dtype, with_indices, opts)?;
+    let plan = ScanPlan::with_len(
+        client,
+        tuning,
+        shape,
+        &strides,
+        0,
+        axis,
+        dtype,
+        with_indices,
+        opts,
+        false,
+    )?;
     Ok(plan.state_bytes)
 }
 

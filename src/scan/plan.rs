@@ -2,8 +2,8 @@
 
 use super::{PlaneOps, ScanAlgorithm, ScanOptions};
 use crate::sort::to_u32;
+use crate::tuning::{Policy, Tuning};
 use crate::{DType, Error, Result};
-use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::lookback::lookback_shared_bytes;
@@ -58,6 +58,8 @@ pub struct DeviceLimits {
     /// Asynchronous global-to-shared copies (CUDA sm_80+, cubecl's `features.copy_async`):
     /// staged look-back tiles of the input's own type load through them.
     pub copy_async: bool,
+    /// Look-back tile ids from the cube position ([`Policy::ordered_tiles`]).
+    pub ordered_tiles: bool,
 }
 
 impl DeviceLimits {
@@ -69,6 +71,7 @@ impl DeviceLimits {
         cuda: true,
         // Not assumed: candle's device may predate sm_80.
         copy_async: false,
+        ordered_tiles: true,
     };
     /// Apple GPUs: 32-wide SIMD groups, 32 KiB of threadgroup memory.
     pub const METAL: Self = Self {
@@ -77,17 +80,24 @@ impl DeviceLimits {
         plane_ops: true,
         cuda: false,
         copy_async: false,
+        ordered_tiles: false,
     };
 
-    /// The limits of `client`'s device.
+    /// The limits of `client`'s device, without overrides.
     pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
-        let hw = &client.properties().hardware;
+        Self::from_policy(&Policy::default_of(client))
+    }
+
+    /// The limits a [`Policy`] gives: its device's, with its tuning's plane operations and
+    /// tile order.
+    pub fn from_policy(p: &Policy) -> Self {
         Self {
-            plane_width: hw.plane_size_max,
-            max_shared_bytes: hw.max_shared_memory_size,
-            plane_ops: client.features().plane.contains(Plane::Ops),
-            cuda: R::name(client) == "cuda",
-            copy_async: client.features().copy_async,
+            plane_width: p.profile.plane_width_max,
+            max_shared_bytes: p.profile.max_shared_bytes,
+            plane_ops: p.plane_ops(PlaneOps::Auto),
+            cuda: p.profile.is_cuda(),
+            copy_async: p.profile.copy_async,
+            ordered_tiles: p.ordered_tiles(),
         }
     }
 }
@@ -125,7 +135,7 @@ pub struct ScanPlan {
     pub plain_reads: bool,
     /// Widest plane of the device.
     pub plane_max: u32,
-    /// Tile ids from the cube position (see [`crate::device::tiles_by_position`]).
+    /// Tile ids from the cube position (see [`Policy::ordered_tiles`]).
     pub ordered: bool,
     /// Look-back state bytes (0 unless `route == Lookback`).
     pub state_bytes: usize,
@@ -152,16 +162,26 @@ impl ScanPlan {
         opts: ScanOptions,
     ) -> Result<Self> {
         Self::with_len(
-            client, shape, strides, offset, axis, dtype, indexed, opts, false,
+            client,
+            &Tuning::default(),
+            shape,
+            strides,
+            offset,
+            axis,
+            dtype,
+            indexed,
+            opts,
+            false,
         )
     }
 
     /// [`ScanPlan::new`]; with `device_len`, the length along the axis is read from the device
     /// at run time and `shape[axis]` is its capacity (no vectorisation then: the count need
-    /// not be a multiple of the vector width).
+    /// not be a multiple of the vector width); planned under `tuning`.
     #[allow(clippy::too_many_arguments)]
     pub fn with_len<R: Runtime>(
         client: &ComputeClient<R>,
+        tuning: &Tuning,
         shape: &[usize],
         strides: &[usize],
         offset: usize,
@@ -171,7 +191,7 @@ impl ScanPlan {
         opts: ScanOptions,
         device_len: bool,
     ) -> Result<Self> {
-        let limits = DeviceLimits::of(client);
+        let limits = DeviceLimits::from_policy(&Policy::of(client, tuning));
         Self::with_limits(
             limits, shape, strides, offset, axis, dtype, indexed, opts, device_len,
         )
@@ -401,7 +421,7 @@ impl ScanPlan {
             ),
             plain_reads: cuda,
             plane_max: plane_max_k,
-            ordered: crate::device::tiles_by_position(cuda),
+            ordered: limits.ordered_tiles,
             state_bytes,
             device_len,
         })

@@ -15,6 +15,7 @@
 pub(crate) mod plan;
 
 use crate::count::Len;
+use crate::tuning::Policy;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -57,7 +58,7 @@ pub fn select_workspace_bytes<R: Runtime>(
 ) -> Result<usize> {
     crate::tensor::check_len("the capacity", capacity)?;
     let pass = Pass::new(
-        client,
+        &Policy::default_of(client),
         capacity,
         &[flags.size(), data.size()],
         false,
@@ -149,7 +150,14 @@ fn run<R: Runtime>(
     };
     let packed = job.flags.dtype == DType::U8;
     let pass = Pass::new(
-        client, capacity, &sizes, device_len, 4, false, stage, packed,
+        &Policy::of(client, ws.tuning()),
+        capacity,
+        &sizes,
+        device_len,
+        4,
+        false,
+        stage,
+        packed,
     )?;
     let (cubes, ncubes) = pass.cube_count();
     let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;

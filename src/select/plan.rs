@@ -3,8 +3,8 @@
 
 use crate::count::Len;
 use crate::scan::{SPINS, WINDOWS};
+use crate::tuning::Policy;
 use crate::{DType, DeviceTensor, Error, Result};
-use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 use cubeprim_kernels::device::lookback::lookback_shared_bytes;
 use cubeprim_kernels::device::select::{scan_shared_bytes, PassConfig};
@@ -30,14 +30,18 @@ pub struct PassLimits {
 }
 
 impl PassLimits {
-    /// The limits of `client`'s device.
+    /// The limits of `client`'s device, without overrides.
     pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
-        let hw = &client.properties().hardware;
+        Self::from_policy(&Policy::default_of(client))
+    }
+
+    /// The limits a [`Policy`] gives: its device's, with its tuning's plane operations.
+    pub fn from_policy(p: &Policy) -> Self {
         PassLimits {
-            shared: hw.max_shared_memory_size,
-            max_units: hw.max_units_per_cube,
-            plane_ops: client.features().plane.contains(Plane::Ops) || force_plane_ops(),
-            plane_max: hw.plane_size_max.clamp(1, 64),
+            shared: p.profile.max_shared_bytes,
+            max_units: p.profile.max_units_per_cube,
+            plane_ops: p.plane_ops(crate::PlaneOps::Auto),
+            plane_max: p.profile.plane_width_max.clamp(1, 64),
         }
     }
 
@@ -70,8 +74,8 @@ impl Pass {
     /// in shared memory, that many bytes per element (the tile shrinks to fit).
     /// `packed_flags`: the flags are bytes, read four to a word ([`PassConfig::packed_flags`]).
     #[allow(clippy::too_many_arguments)]
-    pub fn new<R: Runtime>(
-        client: &ComputeClient<R>,
+    pub fn new(
+        policy: &Policy,
         capacity: usize,
         sizes: &[usize],
         device_len: bool,
@@ -81,7 +85,7 @@ impl Pass {
         packed_flags: bool,
     ) -> Result<Self> {
         let mut vec = vector_width(capacity, sizes);
-        let limits = PassLimits::of(client);
+        let limits = PassLimits::from_policy(policy);
         let shared_limit = limits.shared;
         // What the scans and look-back take beside the staged selection, at least the 12 KiB
         // the tiles were tuned with (more with 64-wide planes and 8-byte accumulators).
@@ -111,7 +115,7 @@ impl Pass {
             )));
         }
         Self::with_tile(
-            client,
+            policy,
             capacity,
             vec,
             THREADS,
@@ -127,8 +131,8 @@ impl Pass {
     /// A pass of `threads` units of `vpt` vectors of `vec` elements (`staged`: see
     /// [`PassConfig::staged`]; the caller checked that the tile fits in shared memory).
     #[allow(clippy::too_many_arguments)]
-    pub fn with_tile<R: Runtime>(
-        client: &ComputeClient<R>,
+    pub fn with_tile(
+        policy: &Policy,
         capacity: usize,
         vec: usize,
         threads: u32,
@@ -139,26 +143,25 @@ impl Pass {
         staged: bool,
         packed_flags: bool,
     ) -> Result<Self> {
-        let cuda = R::name(client) == "cuda";
         let PassLimits {
             plane_ops,
             plane_max,
             ..
-        } = PassLimits::of(client);
+        } = PassLimits::from_policy(policy);
         let cfg = PassConfig {
             threads,
             vectors_per_thread: vpt,
             plane_ops,
             window: WINDOW,
             windows: WINDOWS,
-            spins: crate::device::lookback_spins(SPINS, cuda),
-            plain_reads: cuda,
+            spins: policy.lookback_spins(SPINS),
+            plain_reads: policy.plain_reads(),
             plane_max,
             device_len,
             staged,
             packed_flags,
-            prefetch: prefetch(),
-            ordered: crate::device::tiles_by_position(cuda),
+            prefetch: policy.select_prefetch(),
+            ordered: policy.ordered_tiles(),
         };
         let tile = (threads * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))
@@ -182,22 +185,6 @@ impl Pass {
         let (x, y) = crate::device::grid_2d(self.tiles);
         (CubeCount::Static(x, y, 1), x * y)
     }
-}
-
-/// Whether staged selections load their data with their flags ([`PassConfig::prefetch`]):
-/// yes unless `CUBEPRIM_SELECT_PREFETCH=0`. H200, masked_select of 2^28 f32 at 50 % with a
-/// u8 mask: 0.741 / 0.739 ms against 0.789 / 0.787 ms without (56 registers instead of 32).
-fn prefetch() -> bool {
-    static CELL: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    crate::device::env_u32(&CELL, "CUBEPRIM_SELECT_PREFETCH").is_none_or(|v| v != 0)
-}
-
-/// `CUBEPRIM_FORCE_PLANE_OPS=1` (testing): the single-pass kernels use plane operations even
-/// where the runtime does not announce them (wgpu does not on CPU adapters, which run them:
-/// lavapipe), so that their plane variants run in CI.
-pub(crate) fn force_plane_ops() -> bool {
-    static FORCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FORCE.get_or_init(|| std::env::var("CUBEPRIM_FORCE_PLANE_OPS").as_deref() == Ok("1"))
 }
 
 /// Elements per vector of a pass over `capacity` elements of buffers of element sizes `sizes`:

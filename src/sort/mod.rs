@@ -64,6 +64,7 @@ mod plan;
 
 use crate::scan::{supports_dtype, PlaneOps};
 use crate::tensor::contiguous_strides;
+use crate::tuning::Tuning;
 use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
@@ -286,6 +287,7 @@ pub fn sort_plan<R: Runtime>(
     let (rows, n) = rows_of(shape)?;
     SortPlan::new(
         client,
+        &Tuning::default(),
         rows,
         n,
         key,
@@ -311,6 +313,7 @@ pub fn argsort_plan<R: Runtime>(
     let payload = Payload::Indices(index);
     SortPlan::new(
         client,
+        &Tuning::default(),
         rows,
         n,
         key,
@@ -484,6 +487,7 @@ fn sort_impl<R: Runtime>(
     }
     let plan = SortPlan::new(
         client,
+        ws.tuning(),
         rows,
         n,
         keys.dtype,
@@ -870,7 +874,7 @@ pub fn top_k_into_with<R: Runtime>(
         if rows * k == 0 {
             return Ok(());
         }
-        let plan = SelectPlan::new(client, n, k, x.dtype, PlaneOps::Auto);
+        let plan = SelectPlan::new(client, ws.tuning(), n, k, x.dtype, PlaneOps::Auto);
         let chosen = match (method, plan) {
             (TopKMethod::Select, None) => {
                 return Err(Error::Unsupported(format!(

@@ -2,10 +2,10 @@
 
 use super::to_u32;
 use super::{SortAlgorithm, SortOptions};
-use crate::scan::{scan_workspace_bytes, PlaneOps, ScanOptions};
+use crate::scan::{scan_state_bytes, PlaneOps, ScanOptions};
+use crate::tuning::{Policy, Tuning};
 use crate::workspace::workspace_bytes;
 use crate::{DType, Error, Result};
-use cubecl::ir::features::Plane;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::{match_counter_slots, radix_slots, RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::radix_histogram::RADIX;
@@ -62,17 +62,6 @@ const KEYS_TILE: (u32, u32) = (384, 20);
 /// (`torch.argsort` 11.78). Both cards are sm_90 with 132 SMs and differ in their memory; the
 /// plan keeps one tile for both (the H200's figure is within issue 4's 9 ms).
 const WIDE_KEYS_TILE: (u32, u32) = (384, 16);
-
-/// `CUBEPRIM_ROW_TILE=UNITSxKEYS` (tuning): the in-cube row sort's tile, where a row fits it
-/// (else the plan's choice among [`ROW_TILES`]).
-fn row_tile_override() -> Option<(u32, u32)> {
-    static TILE: std::sync::OnceLock<Option<(u32, u32)>> = std::sync::OnceLock::new();
-    *TILE.get_or_init(|| {
-        let v = std::env::var("CUBEPRIM_ROW_TILE").ok()?;
-        let (a, b) = v.split_once('x')?;
-        Some((a.parse().ok()?, b.parse().ok()?))
-    })
-}
 
 /// How the rows are sorted.
 #[doc(hidden)]
@@ -162,8 +151,7 @@ pub struct SortPlan {
     /// constants ([`ScatterTiles::Full`](cubeprim_kernels::device::radix_scatter::ScatterTiles)):
     /// on CUDA, where a kernel compiles in well under a second; elsewhere one kernel serves
     /// every digit (llvmpipe takes seconds per kernel, and a sort of 32-bit keys would compile
-    /// four). [`SortOptions::const_digits`] or `CUBEPRIM_SORT_CONST_DIGITS=1` / `=0` override
-    /// it.
+    /// four; [`Policy::sort_const_digits`]). [`SortOptions::const_digits`] overrides it.
     pub const_digits: bool,
     /// The packed argsort (indices without the sorted keys, keys of 4 bytes, at least two
     /// passes, histogram → scan → scatter, 64-bit integers on the runtime): the first pass
@@ -173,13 +161,6 @@ pub struct SortPlan {
     /// (the indices). One 8-byte word moves per key instead of a key and an index, and the
     /// tile is that of 8-byte keys only. [`SortOptions::pack_indices`] overrides it.
     pub packed: bool,
-}
-
-/// Whether full-tile scatter kernels take the digit as constants: on CUDA (`cuda`), unless
-/// `CUBEPRIM_SORT_CONST_DIGITS` says otherwise.
-fn const_digits(cuda: bool) -> bool {
-    static CONST: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    crate::device::env_u32(&CONST, "CUBEPRIM_SORT_CONST_DIGITS").map_or(cuda, |v| v != 0)
 }
 
 /// Bytes of the keys and of the values a device-wide pass moves between passes: the packed
@@ -197,61 +178,23 @@ fn align(b: usize) -> usize {
     b.div_ceil(256) * 256
 }
 
-/// Whether the cube scans use plane operations (`Auto` also under `CUBEPRIM_FORCE_PLANE_OPS=1`,
-/// see [`force_plane_ops`](crate::select::plan::force_plane_ops)).
-pub fn plane_ops<R: Runtime>(client: &ComputeClient<R>, p: PlaneOps) -> bool {
-    match p {
-        PlaneOps::Auto => {
-            client.features().plane.contains(Plane::Ops) || crate::select::plan::force_plane_ops()
-        }
-        PlaneOps::Force => true,
-        PlaneOps::Off => false,
-    }
-}
-
-/// Whether device-wide sorts may run as onesweep passes: asked for, or with
-/// [`SortAlgorithm::Auto`] only under `CUBEPRIM_SORT_ONESWEEP=1` (read once per process; one
-/// process compares both forms through [`SortAlgorithm`]).
+/// Whether device-wide sorts may run as onesweep passes: asked for ([`SortAlgorithm::Auto`]
+/// is histogram → scan → scatter, which measured faster: see [`SortAlgorithm::Auto`]).
 pub fn onesweep_wanted(a: SortAlgorithm) -> bool {
-    static AUTO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    match a {
-        SortAlgorithm::Onesweep => true,
-        SortAlgorithm::ReduceThenScan => false,
-        SortAlgorithm::Auto => {
-            *AUTO.get_or_init(|| std::env::var("CUBEPRIM_SORT_ONESWEEP").as_deref() == Ok("1"))
-        }
-    }
+    a == SortAlgorithm::Onesweep
 }
 
-/// Look-back rounds a onesweep digit waits on a silent predecessor before counting its keys
-/// itself: long on CUDA (resident cubes all make progress), short elsewhere; the testing knob
-/// `CUBEPRIM_SORT_ONESWEEP_SPINS` overrides it (1: count every predecessor not yet published).
-fn onesweep_spins(cuda: bool) -> u32 {
-    static SPINS: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    crate::device::env_u32(&SPINS, "CUBEPRIM_SORT_ONESWEEP_SPINS")
-        .map(|v| v.max(1))
-        .unwrap_or(if cuda { 1024 } else { 16 })
-}
-
-/// Predecessors a onesweep digit's look-back reads per round (loaded together):
-/// `CUBEPRIM_SORT_ONESWEEP_WINDOW` (tuning, 1..=32) overrides the default 8.
-fn onesweep_window() -> u32 {
-    static WINDOW: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    crate::device::env_u32(&WINDOW, "CUBEPRIM_SORT_ONESWEEP_WINDOW").map_or(8, |v| v.clamp(1, 32))
-}
-
-/// A radix tile of `threads` units of `items` keys on this client. With `plane_ops`, tiles are
+/// A radix tile of `threads` units of `items` keys under `policy`. With `plane_ops`, tiles are
 /// ranked by plane ballots, which read at most four 32-bit ballot words: plane widths must be
 /// powers of two up to 128 (else no plane operations are used).
-fn radix_config<R: Runtime>(
-    client: &ComputeClient<R>,
+fn radix_config(
+    policy: &Policy,
     (threads, items): (u32, u32),
     plane_ops: bool,
     wide_counts: bool,
 ) -> RadixConfig {
-    let hw = &client.properties().hardware;
-    let plane_max = hw.plane_size_max.max(1);
-    let plane_min = hw.plane_size_min.clamp(1, plane_max);
+    let plane_max = policy.profile.plane_width_max;
+    let plane_min = policy.profile.plane_width_min;
     let widths_ok = plane_max <= 128 && plane_max.is_power_of_two() && plane_min.is_power_of_two();
     RadixConfig {
         threads,
@@ -260,21 +203,9 @@ fn radix_config<R: Runtime>(
         wide_counts,
         plane_min,
         plane_max,
-        plane_sync: client.features().plane.contains(Plane::Sync),
-        ptx_ballot: plane_ops
-            && widths_ok
-            && plane_min == 32
-            && plane_max == 32
-            && R::name(client) == "cuda"
-            && ptx_ballot_wanted(),
+        plane_sync: policy.profile.plane_sync,
+        ptx_ballot: plane_ops && widths_ok && policy.ptx_ballot(),
     }
-}
-
-/// Whether CUDA's ballot rankings use CUB's inline PTX (`RadixConfig::ptx_ballot`): yes unless
-/// `CUBEPRIM_PTX_BALLOT=0` (a testing knob, to measure both forms in one process).
-fn ptx_ballot_wanted() -> bool {
-    static PTX: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-    crate::device::env_u32(&PTX, "CUBEPRIM_PTX_BALLOT") != Some(0)
 }
 
 impl SortPlan {
@@ -283,6 +214,7 @@ impl SortPlan {
     #[allow(clippy::too_many_arguments)]
     pub fn new<R: Runtime>(
         client: &ComputeClient<R>,
+        tuning: &Tuning,
         rows: usize,
         n: usize,
         key: DType,
@@ -306,13 +238,14 @@ impl SortPlan {
             .ok_or_else(|| {
                 Error::Unsupported(format!("{rows} x {n} keys: at most 2^32 - 1 keys per call"))
             })?;
-        let plane_ops = plane_ops(client, opts.plane_ops);
-        let plane = client.properties().hardware.plane_size_max.max(1);
+        let policy = Policy::of(client, tuning);
+        let plane_ops = policy.plane_ops(opts.plane_ops);
+        let plane = policy.profile.plane_width_max;
         let min_threads = if plane_ops { plane.max(32) } else { 32 };
-        let shared = client.properties().hardware.max_shared_memory_size;
+        let shared = policy.profile.max_shared_bytes;
         let ks = key.size();
-        let wide_counts = crate::supports_dtype(client, DType::U64);
-        let cfg_of = |tile: (u32, u32)| radix_config(client, tile, plane_ops, wide_counts);
+        let wide_counts = policy.profile.int64;
+        let cfg_of = |tile: (u32, u32)| radix_config(&policy, tile, plane_ops, wide_counts);
         // Shared bytes of the ranking: the ballot ranking's counters and scan scratch, or the
         // split ranking's exchange buffer and scan scratch (u32, or u64 for wide counts).
         let rank_bytes = |c: RadixConfig| {
@@ -365,7 +298,8 @@ impl SortPlan {
         let fits = |c: &RadixConfig| {
             units_fit(c) && row_bytes(*c) <= shared && c.tile_len() as usize >= n.max(1)
         };
-        let row_tile = row_tile_override()
+        let row_tile = policy
+            .sort_row_tile()
             .map(cfg_of)
             .filter(fits)
             .or_else(|| ROW_TILES.iter().map(|&t| cfg_of(t)).find(fits));
@@ -445,9 +379,9 @@ impl SortPlan {
             // (256 without a count), each over consecutive tiles of its row.
             let hist_items = if ks > 4 { 8 } else { 16 };
             let hist_tile = (cfg.threads * hist_items) as usize;
-            let hw = &client.properties().hardware;
-            let target = hw
-                .num_streaming_multiprocessors
+            let target = policy
+                .profile
+                .multiprocessors
                 .map_or(256, |s| 8 * s as usize);
             let tiles = n.div_ceil(hist_tile).max(1);
             let per_row = tiles.min(target.div_ceil(rows.max(1)).max(1));
@@ -457,9 +391,9 @@ impl SortPlan {
                 hist_cubes_per_row: tiles.div_ceil(rounds) as u32,
                 hist_rounds: rounds as u32,
                 lookback: OnesweepLookback {
-                    spins: onesweep_spins(R::name(client) == "cuda"),
-                    steps: onesweep_window(),
-                    plain_reads: R::name(client) == "cuda",
+                    spins: policy.onesweep_spins(),
+                    steps: policy.onesweep_window(),
+                    plain_reads: policy.plain_reads(),
                 },
             }
         });
@@ -474,8 +408,9 @@ impl SortPlan {
             let counts_len = rows * RADIX as usize * tiles_per_row as usize;
             to_u32(counts_len, "digit-count table")?;
             let counts_shape = [rows, RADIX as usize * tiles_per_row as usize];
-            let state_bytes = scan_workspace_bytes(
+            let state_bytes = scan_state_bytes(
                 client,
+                tuning,
                 &counts_shape,
                 1,
                 DType::U32,
@@ -538,7 +473,7 @@ impl SortPlan {
             counts_shape,
             const_digits: opts
                 .const_digits
-                .unwrap_or_else(|| const_digits(R::name(client) == "cuda")),
+                .unwrap_or_else(|| policy.sort_const_digits()),
             packed,
         })
     }
@@ -574,6 +509,7 @@ impl SelectPlan {
     /// `None` where a row does not fit one tile of this device (or `k` is 0 or above `n`).
     pub fn new<R: Runtime>(
         client: &ComputeClient<R>,
+        tuning: &Tuning,
         n: usize,
         k: usize,
         key: DType,
@@ -582,14 +518,15 @@ impl SelectPlan {
         if k == 0 || k > n {
             return None;
         }
-        let plane_ops = plane_ops(client, p);
-        let plane = client.properties().hardware.plane_size_max.max(1);
+        let policy = Policy::of(client, tuning);
+        let plane_ops = policy.plane_ops(p);
+        let plane = policy.profile.plane_width_max;
         let min_threads = if plane_ops { plane.max(32) } else { 32 };
-        let shared = client.properties().hardware.max_shared_memory_size;
-        let wide_counts = crate::supports_dtype(client, DType::U64);
+        let shared = policy.profile.max_shared_bytes;
+        let wide_counts = policy.profile.int64;
         let ks = key.size();
         ROW_TILES.iter().find_map(|&(threads, items)| {
-            let cfg = radix_config(client, (threads, items), plane_ops, wide_counts);
+            let cfg = radix_config(&policy, (threads, items), plane_ops, wide_counts);
             if threads < min_threads || (cfg.tile_len() as usize) < n {
                 return None;
             }

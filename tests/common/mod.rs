@@ -20,6 +20,7 @@ pub mod codegen;
 
 use cubecl::prelude::*;
 use cubeprim::cpu::{self, ScanElement};
+use cubeprim::tuning::{TileOrder, Tuning};
 use cubeprim::{DType, DeviceTensor, Element, ScanOp, ScanOptions, Workspace};
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -51,6 +52,66 @@ pub fn client() -> Option<Client> {
             None
         }
     }
+}
+
+thread_local! {
+    /// The [`Tuning`] that [`workspace`] gives on this thread (set by [`with_tuning`]).
+    static TUNING: std::cell::Cell<Tuning> = std::cell::Cell::new(Tuning::default());
+}
+
+/// A growable workspace with this thread's tuning (the default, or the one [`with_tuning`] runs
+/// under): the kernel tests make their workspaces with it, so that a variant test runs them
+/// again with another tuning.
+pub fn workspace() -> Workspace<R> {
+    Workspace::new().with_tuning(TUNING.with(|t| t.get()))
+}
+
+/// Runs `f` with [`workspace`] giving `tuning` on this thread.
+pub fn with_tuning(tuning: Tuning, f: impl FnOnce()) {
+    let before = TUNING.with(|t| t.replace(tuning));
+    struct Restore(Tuning);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            TUNING.with(|t| t.set(self.0));
+        }
+    }
+    let _restore = Restore(before);
+    f();
+}
+
+/// The plane variants of the single-pass kernels (compaction, run-length, unique) and of the
+/// sorts' ranking: wgpu reports no plane operations on CPU adapters, yet lavapipe runs them.
+pub const PLANE_OPS: Tuning = Tuning {
+    plane_ops: cubeprim::PlaneOps::Force,
+    ..Tuning::DEFAULT
+};
+
+/// Tile ids from the cube position (CUDA's order) with the shared-memory look-back, where any
+/// cube whose predecessor has not started falls back, and reduce cubes of 3 tiles (the test
+/// sizes plan one; 2^28 elements plan 8).
+pub const POSITION: Tuning = Tuning {
+    tile_order: TileOrder::Position,
+    plane_ops: cubeprim::PlaneOps::Off,
+    reduce_tiles_per_cube: Some(3),
+    ..Tuning::DEFAULT
+};
+
+/// Runs the tests `$t` (functions of the calling module) under each tuning of `$tunings`,
+/// with [`workspace`] giving it: `tuning_variants!(test_name: [PLANE_OPS, POSITION] => a, b);`
+/// defines the test `test_name`.
+#[macro_export]
+macro_rules! tuning_variants {
+    ($name:ident: [$($tuning:expr),+] => $($t:ident),+ $(,)?) => {
+        #[test]
+        fn $name() {
+            for tuning in [$($tuning),+] {
+                $(
+                    eprintln!("{} under {tuning:?}", stringify!($t));
+                    $crate::common::with_tuning(tuning, $t);
+                )+
+            }
+        }
+    };
 }
 
 pub fn rng(seed: u64) -> StdRng {
