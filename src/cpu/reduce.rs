@@ -57,7 +57,7 @@ pub fn reduce<E: ScanElement>(
         } else {
             // Columns of a block: a row of accumulators over the block's `n` rows, each output
             // still folded in the order of `k`.
-            let width = inner.min(BLOCK / 16).max(1);
+            let width = inner.clamp(1, BLOCK / 16);
             out.par_chunks_mut(inner).enumerate().for_each(|(o, outs)| {
                 outs.par_chunks_mut(width)
                     .enumerate()
