@@ -30,6 +30,56 @@ pub use sort::{
 };
 pub use unique::unique;
 
+/// Whether an op over `n` elements spreads over rayon's threads: from [`scan`]'s threshold
+/// (below it the threads' start costs more than the work), with more than one thread.
+fn parallel(n: usize) -> bool {
+    n >= scan::PARALLEL_MIN && rayon::current_num_threads() > 1
+}
+
+/// A new vector of `pieces.iter().sum()` elements, its consecutive pieces of `pieces[b]`
+/// elements written in parallel by `fill(b, piece)`, which must write every element of its
+/// piece (the compaction passes: each block writes what it counted).
+fn par_pieces<T: Send>(
+    pieces: &[usize],
+    fill: impl Fn(usize, &mut [std::mem::MaybeUninit<T>]) + Sync + Send,
+) -> Vec<T> {
+    use rayon::prelude::*;
+    let len: usize = pieces.iter().sum();
+    let mut out = Vec::with_capacity(len);
+    let mut rest = &mut out.spare_capacity_mut()[..len];
+    let mut slices = Vec::with_capacity(pieces.len());
+    for &p in pieces {
+        let (a, b) = std::mem::take(&mut rest).split_at_mut(p);
+        slices.push(a);
+        rest = b;
+    }
+    slices
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, s)| fill(b, s));
+    // SAFETY: `fill` wrote every element of every piece, and the pieces cover `..len`.
+    unsafe { out.set_len(len) };
+    out
+}
+
+/// A pointer that rayon's threads share to write disjoint elements (a scatter by a
+/// permutation).
+#[derive(Clone, Copy)]
+struct SharedMut<T>(*mut T);
+// SAFETY: the threads write disjoint elements through it, and nothing reads them meanwhile.
+unsafe impl<T: Send> Send for SharedMut<T> {}
+unsafe impl<T: Send> Sync for SharedMut<T> {}
+impl<T> SharedMut<T> {
+    /// `*self.0.add(i) = x`.
+    ///
+    /// # Safety
+    /// `i` in bounds of the allocation, and no other thread touches element `i` meanwhile.
+    #[inline(always)]
+    unsafe fn write(self, i: usize, x: T) {
+        unsafe { self.0.add(i).write(x) }
+    }
+}
+
 /// Row-major copy of a strided view of `all`. [`Error::ShapeMismatch`] for strides of
 /// another rank, [`Error::OutOfBounds`] for a view that reaches past `all`.
 pub fn gather<E: Copy>(
@@ -101,4 +151,56 @@ pub(crate) fn check_shape(len: usize, shape: &[usize], axis: Option<usize>) -> R
         }
     }
     Ok(())
+}
+
+/// Data for the tests of the parallel paths, which compare them with one thread.
+#[cfg(test)]
+mod test_data {
+    /// `f` in a pool of `threads` threads (1: the sequential paths).
+    pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    /// Values with ties, ±0, ±inf and NaN of both signs, from a fixed generator; `distinct`
+    /// values but for those.
+    pub fn floats(n: usize, seed: u64, distinct: u64) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                match s % 16 {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    2 => 0.0,
+                    3 => f32::INFINITY,
+                    4 => f32::NEG_INFINITY,
+                    5 => -f32::NAN,
+                    _ => ((s >> 20) % distinct.max(1)) as f32 * 0.37 - 7.0,
+                }
+            })
+            .collect()
+    }
+
+    /// Sizes about the thresholds and blocks.
+    pub fn sizes() -> Vec<usize> {
+        let p = super::scan::PARALLEL_MIN;
+        vec![
+            0,
+            1,
+            2,
+            255,
+            257,
+            (1 << 14) + 1,
+            p - 1,
+            p,
+            p + 1,
+            2 * p + (1 << 14) + 3,
+        ]
+    }
 }
