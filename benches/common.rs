@@ -8,7 +8,7 @@
 //! `cargo bench` they take the real ones (2^20 to 2^24 elements).
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::prelude::*;
 use cubeprim::device::{best_backend, Backend};
 use cubeprim::{DType, DeviceTensor, Error, Workspace};
@@ -77,18 +77,44 @@ pub fn sync<R: Runtime>(client: &ComputeClient<R>) {
     cubecl::future::block_on(client.sync()).expect("device sync");
 }
 
-/// Runs `call` once (the run whose result a bench checks) with a workspace of `bytes`, the
-/// answer of the op's size query, and returns that workspace for the timed calls, with the
-/// call's result. Where the query answers less than the call needs (`ScratchTooSmall`: a bug
-/// of the query), says so on stderr and goes on with a workspace grown by the call instead,
-/// so that the timed calls still allocate nothing.
-pub fn sized_workspace<R: Runtime, T>(
+/// Benches `call` (one op and a device sync) as `backend/label`. The first time criterion runs it (never,
+/// where a filter leaves it out), `call` runs once with a workspace of `bytes` (the op's size
+/// query; `None`: the op has none, the workspace grows in that call) and `check` asserts its
+/// result against the CPU path; the timed calls then reuse that workspace, so they allocate no
+/// scratch. Where the query answers less than the call needs (`ScratchTooSmall`: a bug of the
+/// query), this says so on stderr and goes on with a workspace grown by the call instead.
+pub fn bench<R: Runtime, T>(
+    g: &mut BenchmarkGroup<WallTime>,
+    backend: &str,
+    label: &str,
     client: &ComputeClient<R>,
-    bytes: usize,
+    bytes: Option<usize>,
+    call: impl Fn(&mut Workspace<R>) -> cubeprim::Result<T>,
+    check: impl FnOnce(T),
+) {
+    let what = format!("{backend}/{label}");
+    let mut ws: Option<Workspace<R>> = None;
+    let mut check = Some(check);
+    g.bench_function(BenchmarkId::new(backend, label), |b| {
+        let ws = ws.get_or_insert_with(|| {
+            let (ws, t) = first_call(client, bytes, &what, &call);
+            check.take().expect("checked once")(t);
+            ws
+        });
+        b.iter(|| call(ws).unwrap_or_else(|e| panic!("{what}: {e:?}")))
+    });
+}
+
+fn first_call<R: Runtime, T>(
+    client: &ComputeClient<R>,
+    bytes: Option<usize>,
     what: &str,
-    mut call: impl FnMut(&mut Workspace<R>) -> cubeprim::Result<T>,
+    call: impl Fn(&mut Workspace<R>) -> cubeprim::Result<T>,
 ) -> (Workspace<R>, T) {
-    let mut ws = Workspace::with_capacity(client, bytes);
+    let mut ws = match bytes {
+        Some(bytes) => Workspace::with_capacity(client, bytes),
+        None => Workspace::new(),
+    };
     match call(&mut ws) {
         Ok(t) => (ws, t),
         Err(Error::ScratchTooSmall { needed, available }) => {

@@ -47,20 +47,19 @@ impl DeviceBench for Device {
             let ad = DeviceTensor::<R>::from_slice(&client, &a, &shape).unwrap();
             let bd = DeviceTensor::<R>::from_slice(&client, &b, &shape).unwrap();
             let h = DeviceTensor::<R>::empty(&client, &shape, DType::F32);
-            let mut ws = Workspace::new();
             let run = |ws: &mut Workspace<R>| {
                 let axis = axis as isize;
-                cubeprim::linear_recurrence_into(&client, &ad, &bd, None, &h, axis, opts, ws)
-                    .expect("linear_recurrence");
+                cubeprim::linear_recurrence_into(&client, &ad, &bd, None, &h, axis, opts, ws)?;
                 common::sync(&client);
+                Ok(())
             };
-            run(&mut ws);
-            let want = cpu::linear_recurrence(&a, &b, None, &shape, axis, false).unwrap();
-            common::assert_close(&h.to_vec::<f32>(&client), &want, 1e-4, label);
+            let check = |()| {
+                let want = cpu::linear_recurrence(&a, &b, None, &shape, axis, false).unwrap();
+                common::assert_close(&h.to_vec::<f32>(&client), &want, 1e-4, label);
+            };
             g.throughput(Throughput::Elements(n as u64));
-            g.bench_function(BenchmarkId::new(backend, label), |b| {
-                b.iter(|| run(&mut ws))
-            });
+            // No size query: the workspace grows in the first call.
+            common::bench(g, backend, label, &client, None, run, check);
         }
     }
 }

@@ -51,20 +51,18 @@ impl DeviceBench for Device {
             let axis = axis.map(|a| a as isize);
             let bytes = cubeprim::reduce_workspace_bytes(&client, &shape, axis, DType::F32)
                 .expect("workspace size");
-            let run = |ws: &mut Workspace<R>| -> cubeprim::Result<()> {
+            let run = |ws: &mut Workspace<R>| {
                 cubeprim::reduce_into(&client, &x, axis, ScanOp::Sum, &out, ws)?;
                 common::sync(&client);
                 Ok(())
             };
-            let (mut ws, ()) = common::sized_workspace(&client, bytes, &label, &run);
-            let axis = axis.map(|a| a as usize);
-            let want = cpu::reduce(&data, &shape, axis, ScanOp::Sum).unwrap();
-            assert_eq!(out.to_vec::<f32>(&client), want, "{label}");
-
+            let check = |()| {
+                let axis = axis.map(|a| a as usize);
+                let want = cpu::reduce(&data, &shape, axis, ScanOp::Sum).unwrap();
+                assert_eq!(out.to_vec::<f32>(&client), want, "{label}");
+            };
             g.throughput(Throughput::Elements(n as u64));
-            g.bench_function(BenchmarkId::new(backend, &label), |b| {
-                b.iter(|| run(&mut ws).expect("reduce"))
-            });
+            common::bench(g, backend, &label, &client, Some(bytes), run, check);
         }
     }
 }

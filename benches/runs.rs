@@ -67,39 +67,29 @@ impl DeviceBench for Device {
         let bytes = cubeprim::runs_workspace_bytes(&client, n, DType::I32, Some(DType::F32))
             .expect("workspace size");
         let label = format!("reduce_by_key_{n}");
-        let by_key = |ws: &mut Workspace<R>| -> cubeprim::Result<()> {
-            cubeprim::reduce_by_key_into(
-                &client,
-                &k,
-                &v,
-                n,
-                ScanOp::Sum,
-                &out_k,
-                &out_v,
-                &count,
-                ws,
-            )?;
+        let by_key = |ws: &mut Workspace<R>| {
+            let (n, op) = (n, ScanOp::Sum);
+            cubeprim::reduce_by_key_into(&client, &k, &v, n, op, &out_k, &out_v, &count, ws)?;
             common::sync(&client);
             Ok(())
         };
-        let (mut ws, ()) = common::sized_workspace(&client, bytes, &label, &by_key);
-        let (want_k, want_v) = cpu::reduce_by_key(&keys, &values, ScanOp::Sum);
-        let r = cubeprim::read_count(&client, &count);
-        assert_eq!(r, want_k.len(), "{label}: count");
-        assert_eq!(
-            &out_k.to_vec::<i32>(&client)[..r],
-            &want_k[..],
-            "{label}: keys"
-        );
-        assert_eq!(
-            &out_v.to_vec::<f32>(&client)[..r],
-            &want_v[..],
-            "{label}: values"
-        );
+        let check = |()| {
+            let (want_k, want_v) = cpu::reduce_by_key(&keys, &values, ScanOp::Sum);
+            let r = cubeprim::read_count(&client, &count);
+            assert_eq!(r, want_k.len(), "{label}: count");
+            assert_eq!(
+                &out_k.to_vec::<i32>(&client)[..r],
+                &want_k[..],
+                "{label}: keys"
+            );
+            assert_eq!(
+                &out_v.to_vec::<f32>(&client)[..r],
+                &want_v[..],
+                "{label}: values"
+            );
+        };
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| by_key(&mut ws).expect("reduce_by_key"))
-        });
+        common::bench(g, backend, &label, &client, Some(bytes), by_key, check);
 
         // unique_consecutive of the same keys, with the run lengths.
         let bytes =
@@ -110,21 +100,19 @@ impl DeviceBench for Device {
             common::sync(&client);
             Ok(u)
         };
-        let (mut ws, u) = common::sized_workspace(&client, bytes, &label, &consecutive);
-        let (want_u, want_c, _) = cpu::unique_consecutive(&keys);
-        let r = cubeprim::read_count(&client, &u.count);
-        assert_eq!(r, want_u.len(), "{label}: count");
-        assert_eq!(
-            &u.values.to_vec::<i32>(&client)[..r],
-            &want_u[..],
-            "{label}"
-        );
-        let counts = common::indices(&client, u.counts.as_ref().expect("counts"));
-        assert_eq!(&counts[..r], &want_c[..], "{label}: counts");
-        drop(u);
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| consecutive(&mut ws).expect("unique_consecutive"))
-        });
+        let check = |u: cubeprim::UniqueConsecutive<R>| {
+            let (want_u, want_c, _) = cpu::unique_consecutive(&keys);
+            let r = cubeprim::read_count(&client, &u.count);
+            assert_eq!(r, want_u.len(), "{label}: count");
+            assert_eq!(
+                &u.values.to_vec::<i32>(&client)[..r],
+                &want_u[..],
+                "{label}"
+            );
+            let counts = common::indices(&client, u.counts.as_ref().expect("counts"));
+            assert_eq!(&counts[..r], &want_c[..], "{label}: counts");
+        };
+        common::bench(g, backend, &label, &client, Some(bytes), consecutive, check);
 
         // histogram_into: 256 bins.
         let keys = bin_keys(n);
@@ -132,20 +120,16 @@ impl DeviceBench for Device {
         let hist = DeviceTensor::<R>::empty(&client, &[BINS], DType::U32);
         let bytes = cubeprim::histogram_workspace_bytes(BINS);
         let label = format!("histogram_{BINS}_bins_{n}");
-        let histogram = |ws: &mut Workspace<R>| -> cubeprim::Result<()> {
+        let histogram = |ws: &mut Workspace<R>| {
             cubeprim::histogram_into(&client, &k, BINS, n, &hist, ws)?;
             common::sync(&client);
             Ok(())
         };
-        let (mut ws, ()) = common::sized_workspace(&client, bytes, &label, &histogram);
-        assert_eq!(
-            hist.to_vec::<u32>(&client),
-            cpu::histogram(&keys, BINS),
-            "{label}"
-        );
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| histogram(&mut ws).expect("histogram"))
-        });
+        let check = |()| {
+            let want = cpu::histogram(&keys, BINS);
+            assert_eq!(hist.to_vec::<u32>(&client), want, "{label}");
+        };
+        common::bench(g, backend, &label, &client, Some(bytes), histogram, check);
 
         // unique: sort with indices, then runs; the count read back.
         let n = n_unique;
@@ -162,16 +146,14 @@ impl DeviceBench for Device {
             common::sync(&client);
             Ok(u)
         };
-        let (mut ws, u) = common::sized_workspace(&client, bytes, &label, &unique);
-        let (want_u, want_c, _) = cpu::unique(&keys);
-        assert_eq!(u.values.to_vec::<i32>(&client), want_u, "{label}");
-        let counts = common::indices(&client, u.counts.as_ref().expect("counts"));
-        assert_eq!(counts, want_c, "{label}: counts");
-        drop(u);
+        let check = |u: cubeprim::UniqueConsecutive<R>| {
+            let (want_u, want_c, _) = cpu::unique(&keys);
+            assert_eq!(u.values.to_vec::<i32>(&client), want_u, "{label}");
+            let counts = common::indices(&client, u.counts.as_ref().expect("counts"));
+            assert_eq!(counts, want_c, "{label}: counts");
+        };
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| unique(&mut ws).expect("unique"))
-        });
+        common::bench(g, backend, &label, &client, Some(bytes), unique, check);
     }
 }
 

@@ -47,53 +47,53 @@ impl DeviceBench for Device {
             .into_iter()
             .max()
             .unwrap();
-        let mut ws = Workspace::with_capacity(&client, bytes);
+        let bytes = Some(bytes);
         g.throughput(Throughput::Elements(n as u64));
 
         let label = format!("select_half_{n}");
         let select = |ws: &mut Workspace<R>| {
-            cubeprim::select_into(&client, &x, &f, n, &out, &count, ws).expect("select");
+            cubeprim::select_into(&client, &x, &f, n, &out, &count, ws)?;
             common::sync(&client);
+            Ok(())
         };
-        select(&mut ws);
-        let want = cpu::select(&data, &flags);
-        let k = cubeprim::read_count(&client, &count);
-        assert_eq!(k, want.len(), "{label}: count");
-        assert_eq!(&out.to_vec::<f32>(&client)[..k], &want[..], "{label}");
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| select(&mut ws))
-        });
+        let check = |()| {
+            let want = cpu::select(&data, &flags);
+            let k = cubeprim::read_count(&client, &count);
+            assert_eq!(k, want.len(), "{label}: count");
+            assert_eq!(&out.to_vec::<f32>(&client)[..k], &want[..], "{label}");
+        };
+        common::bench(g, backend, &label, &client, bytes, select, check);
 
         let label = format!("partition_half_{n}");
         let partition = |ws: &mut Workspace<R>| {
-            cubeprim::partition_into(&client, &x, &f, n, &out, &count, ws).expect("partition");
+            cubeprim::partition_into(&client, &x, &f, n, &out, &count, ws)?;
             common::sync(&client);
+            Ok(())
         };
-        partition(&mut ws);
-        let (want, k) = cpu::partition(&data, &flags);
-        assert_eq!(cubeprim::read_count(&client, &count), k, "{label}: count");
-        assert_eq!(out.to_vec::<f32>(&client), want, "{label}");
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| partition(&mut ws))
-        });
+        let check = |()| {
+            let (want, k) = cpu::partition(&data, &flags);
+            assert_eq!(cubeprim::read_count(&client, &count), k, "{label}: count");
+            assert_eq!(out.to_vec::<f32>(&client), want, "{label}");
+        };
+        common::bench(g, backend, &label, &client, bytes, partition, check);
 
         let label = format!("nonzero_half_{}x{}", shape2[0], shape2[1]);
         let nonzero = |ws: &mut Workspace<R>| {
-            cubeprim::nonzero_into(&client, &f2, &idx, &count, ws).expect("nonzero");
+            cubeprim::nonzero_into(&client, &f2, &idx, &count, ws)?;
             common::sync(&client);
+            Ok(())
         };
-        nonzero(&mut ws);
-        let want = cpu::nonzero(&flags, &shape2).unwrap();
-        let k = cubeprim::read_count(&client, &count);
-        assert_eq!(2 * k, want.len(), "{label}: count");
-        assert_eq!(
-            &common::indices(&client, &idx)[..2 * k],
-            &want[..],
-            "{label}"
-        );
-        g.bench_function(BenchmarkId::new(backend, &label), |b| {
-            b.iter(|| nonzero(&mut ws))
-        });
+        let check = |()| {
+            let want = cpu::nonzero(&flags, &shape2).unwrap();
+            let k = cubeprim::read_count(&client, &count);
+            assert_eq!(2 * k, want.len(), "{label}: count");
+            assert_eq!(
+                &common::indices(&client, &idx)[..2 * k],
+                &want[..],
+                "{label}"
+            );
+        };
+        common::bench(g, backend, &label, &client, bytes, nonzero, check);
     }
 }
 

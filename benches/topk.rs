@@ -65,19 +65,18 @@ impl DeviceBench for TopK {
             let bytes =
                 cubeprim::top_k_workspace_bytes(&client, &[rows, n], DType::F32, IndexType::U32)
                     .expect("workspace size");
-            let top_k = |ws: &mut Workspace<R>| -> cubeprim::Result<()> {
+            let top_k = |ws: &mut Workspace<R>| {
                 cubeprim::top_k_into(&client, &x, k, true, &values, &indices, ws)?;
                 common::sync(&client);
                 Ok(())
             };
-            let (mut ws, ()) = common::sized_workspace(&client, bytes, &label, &top_k);
-            let (want_v, want_i) = cpu::top_k_rows(&data, n, k, true);
-            assert_eq!(values.to_vec::<f32>(&client), want_v, "{label}: values");
-            assert_eq!(indices.to_vec::<u32>(&client), want_i, "{label}: indices");
+            let check = |()| {
+                let (want_v, want_i) = cpu::top_k_rows(&data, n, k, true);
+                assert_eq!(values.to_vec::<f32>(&client), want_v, "{label}: values");
+                assert_eq!(indices.to_vec::<u32>(&client), want_i, "{label}: indices");
+            };
             g.throughput(Throughput::Elements((rows * n) as u64));
-            g.bench_function(BenchmarkId::new(backend, &label), |b| {
-                b.iter(|| top_k(&mut ws).expect("top_k"))
-            });
+            common::bench(g, backend, &label, &client, Some(bytes), top_k, check);
         }
     }
 }
@@ -107,15 +106,18 @@ impl DeviceBench for Search {
         let s = DeviceTensor::<R>::from_slice(&client, &bounds, &[m]).unwrap();
         let q = DeviceTensor::<R>::from_slice(&client, &queries, &[n]).unwrap();
         let out = DeviceTensor::<R>::empty(&client, &[n], DType::U32);
-        let search = || {
-            cubeprim::searchsorted_into(&client, &s, &q, Side::Left, &out).expect("searchsorted");
+        // searchsorted takes no workspace: the one of 0 bytes is never used.
+        let search = |_: &mut Workspace<R>| {
+            cubeprim::searchsorted_into(&client, &s, &q, Side::Left, &out)?;
             common::sync(&client);
+            Ok(())
         };
-        search();
-        let want = cpu::searchsorted(&bounds, m, &queries, n, false).unwrap();
-        assert_eq!(out.to_vec::<u32>(&client), want, "{label}");
+        let check = |()| {
+            let want = cpu::searchsorted(&bounds, m, &queries, n, false).unwrap();
+            assert_eq!(out.to_vec::<u32>(&client), want, "{label}");
+        };
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_function(BenchmarkId::new(backend, &label), |b| b.iter(search));
+        common::bench(g, backend, &label, &client, Some(0), search, check);
     }
 }
 
