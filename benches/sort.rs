@@ -5,8 +5,8 @@
 //! A module of the bench binary `primitives` (`benches/primitives.rs`):
 //!
 //! ```text
-//! cargo bench --bench primitives -- sort                   # wgpu (lavapipe without a GPU)
-//! cargo bench --features cuda --bench primitives -- sort   # CUDA first
+//! cargo bench --bench primitives -- '^sort'                 # wgpu (lavapipe without a GPU)
+//! cargo bench --features cuda --bench primitives -- '^sort' # CUDA first
 //! ```
 //!
 //! Without a device only the CPU path is measured.
