@@ -10,7 +10,7 @@
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion};
 use cubecl::prelude::*;
-use cubeprim::device::{best_backend, Backend};
+use cubeprim::device::{best_backend_or, Backend};
 use cubeprim::{DType, DeviceTensor, Error, Workspace};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -38,7 +38,8 @@ pub fn backend() -> Backend {
     *BACKEND.get_or_init(|| {
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let backend = best_backend();
+        // `CUBEPRIM_BACKEND=cuda|wgpu|cpu` picks one (the bench reads it, not the library).
+        let backend = best_backend_or(std::env::var("CUBEPRIM_BACKEND").ok().as_deref());
         std::panic::set_hook(hook);
         backend
     })

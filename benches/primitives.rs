@@ -13,6 +13,7 @@
 //! | `top_k_f32`        | [`topk`]       | `top_k_into`: rows of 1024 and of 32768               |
 //! | `searchsorted_f32` | [`topk`]       | `searchsorted_into`                                   |
 //! | `recurrence_f32`   | [`recurrence`] | `linear_recurrence_into`: rows, `[batch, time, channels]` |
+//! | `cpu_ops`          | [`cpu_ops`]    | the CPU path against plain sequential Rust: sorts, top-k, compaction, runs |
 //!
 //! ```text
 //! cargo bench --bench primitives                   # all, wgpu (lavapipe without a GPU)
@@ -29,6 +30,7 @@
 //! step stays short; `cargo bench` takes 2^20 to 2^24 elements.
 
 mod common;
+mod cpu_ops;
 mod recurrence;
 mod reduce;
 mod runs;
@@ -47,5 +49,6 @@ criterion::criterion_group!(
     topk::top_k,
     topk::searchsorted,
     recurrence::recurrence_f32,
+    cpu_ops::cpu_ops,
 );
 criterion::criterion_main!(benches);

@@ -33,7 +33,7 @@ fn run_keys(n: usize) -> Vec<i32> {
     let mut key = 0i32;
     (0..n)
         .map(|i| {
-            key += (i > 0 && common::hash(i) % 8 == 0) as i32;
+            key += (i > 0 && common::hash(i).is_multiple_of(8)) as i32;
             key
         })
         .collect()

@@ -236,7 +236,7 @@ impl<R: Runtime> Workspace<R> {
         } else {
             align_state(state_bytes)
         };
-        let bytes = workspace_bytes(state_bytes, temp_bytes).max(4);
+        let bytes = workspace_bytes(state_bytes, temp_bytes);
         if let Some(asked) = self.oversized {
             return Err(Error::BufferTooLarge {
                 bytes: asked,
@@ -303,8 +303,9 @@ pub(crate) fn align_state(state_bytes: usize) -> usize {
 /// Workspace bytes for an op that needs `state_bytes` of look-back state and `temp_bytes` of
 /// temporary buffers (the number every `*_workspace_bytes` query returns).
 pub fn workspace_bytes(state_bytes: usize, temp_bytes: usize) -> usize {
+    // At least word 0, the ticket counter, which every lease holds.
     if temp_bytes == 0 {
-        state_bytes.div_ceil(4) * 4
+        (state_bytes.div_ceil(4) * 4).max(4)
     } else {
         align_state(state_bytes) + temp_bytes.div_ceil(4) * 4
     }

@@ -186,10 +186,10 @@ pub mod reference {
     pub fn reduce<E: ScanElement>(d: &[E], s: &[usize], ax: Option<usize>, op: ScanOp) -> Vec<E> {
         cpu::reduce(d, s, ax, op).expect("the CPU reference")
     }
-    pub fn select<T: Copy>(d: &[T], set: &[u8]) -> Vec<T> {
+    pub fn select<T: Copy + Send + Sync>(d: &[T], set: &[u8]) -> Vec<T> {
         cpu::select(d, set)
     }
-    pub fn partition<T: Copy>(d: &[T], set: &[u8]) -> (Vec<T>, usize) {
+    pub fn partition<T: Copy + Send + Sync>(d: &[T], set: &[u8]) -> (Vec<T>, usize) {
         cpu::partition(d, set)
     }
     pub fn nonzero(set: &[u8], shape: &[usize]) -> Vec<i64> {
@@ -198,10 +198,12 @@ pub mod reference {
     pub fn is_set<F: Element>(f: F) -> bool {
         cpu::is_set(f)
     }
-    pub fn unique_consecutive<K: Copy + PartialEq>(k: &[K]) -> (Vec<K>, Vec<i64>, Vec<i64>) {
+    pub fn unique_consecutive<K: Copy + PartialEq + Send + Sync>(
+        k: &[K],
+    ) -> (Vec<K>, Vec<i64>, Vec<i64>) {
         cpu::unique_consecutive(k)
     }
-    pub fn reduce_by_key<K: Copy + PartialEq, V: ScanElement>(
+    pub fn reduce_by_key<K: Copy + PartialEq + Send + Sync, V: ScanElement>(
         k: &[K],
         v: &[V],
         op: ScanOp,

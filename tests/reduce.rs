@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use cubeprim::{DType, Error, Len, ScanOp};
+use cubeprim::{DType, Error, Len, ScanOp, Workspace};
 use half::f16;
 use rand::Rng;
 
@@ -171,6 +171,29 @@ fn device_length_and_errors() {
         cubeprim::reduce_into(&c, &t, None, ScanOp::Sum, &wrong, &mut ws),
         Err(Error::UnsupportedDType { .. })
     ));
+}
+
+/// A workspace of the size `reduce_workspace_bytes` answers is enough: whole buffers and rows
+/// (one pass, which needs only the ticket word, and several).
+#[test]
+fn workspace_of_the_queried_size() {
+    let Some(c) = client() else { return };
+    for (shape, axis) in [
+        (vec![16usize, 1024], Some(1isize)),
+        (vec![5, 3], Some(0)),
+        (vec![1], None),
+        (vec![300_001], None),
+        (vec![3, 200_000], Some(1)),
+    ] {
+        let n: usize = shape.iter().product();
+        let x: Vec<u32> = (0..n as u32).map(|i| i % 5).collect();
+        let bytes = cubeprim::reduce_workspace_bytes(&c, &shape, axis, DType::U32).unwrap();
+        let mut ws = Workspace::with_capacity(&c, bytes);
+        let got = cubeprim::reduce(&c, &upload(&c, &x, &shape), axis, ScanOp::Sum, &mut ws)
+            .unwrap_or_else(|e| panic!("{shape:?} {axis:?}, {bytes} bytes: {e:?}"));
+        let want = cubeprim::cpu::reduce(&x, &shape, axis.map(|a| a as usize), ScanOp::Sum);
+        assert_eq!(got.to_vec::<u32>(&c), want.unwrap(), "{shape:?} {axis:?}");
+    }
 }
 
 // The tests above with tile ids from the cube position and the shared-memory look-back

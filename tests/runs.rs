@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::*;
-use cubeprim::{DType, Error, Len, ScanOp, Workspace};
+use cubeprim::{DType, DeviceTensor, Error, Len, ScanOp, Workspace};
 use rand::Rng;
 
 /// Keys of `n`: kind 0 one run, 1 all distinct, 2 long runs, 3 short runs.
@@ -311,7 +311,7 @@ fn counts_of_runs_across_many_tiles() {
 fn workspace_of_the_queried_size() {
     let Some(c) = client() else { return };
     let mut rng = rng(23);
-    for &n in &[1usize, 8193, 300_001] {
+    for &n in &[1usize, 8193, 16_384, 300_001] {
         let k = keys(&mut rng, n, 3);
         let kd = upload(&c, &k, &[n]);
         let (wu, wc, wi) = cubeprim::cpu::unique_consecutive(&k);
@@ -338,6 +338,19 @@ fn workspace_of_the_queried_size() {
             cubeprim::reduce_by_key(&c, &kd, &upload(&c, &v, &[n]), n, ScanOp::Sum, &mut ws)
                 .unwrap();
         assert_eq!(cubeprim::read_count(&c, &count), wu.len(), "n={n}");
+        // f32 values, summed into caller-owned outputs.
+        let vf: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+        let bytes = cubeprim::runs_workspace_bytes(&c, n, DType::I32, Some(DType::F32)).unwrap();
+        let mut ws = Workspace::with_capacity(&c, bytes);
+        let (ok, ov, oc) = (
+            DeviceTensor::<R>::empty(&c, &[n], DType::I32),
+            DeviceTensor::<R>::empty(&c, &[n], DType::F32),
+            cubeprim::new_count(&c),
+        );
+        let vd = upload(&c, &vf, &[n]);
+        cubeprim::reduce_by_key_into(&c, &kd, &vd, n, ScanOp::Sum, &ok, &ov, &oc, &mut ws)
+            .unwrap_or_else(|e| panic!("n={n}, {bytes} bytes: {e:?}"));
+        assert_eq!(cubeprim::read_count(&c, &oc), wu.len(), "n={n}");
         let mut tiny = Workspace::with_capacity(&c, 8);
         assert!(matches!(
             cubeprim::unique_consecutive(&c, &kd, n, false, true, &mut tiny),

@@ -40,31 +40,26 @@ pub fn runs_workspace_bytes<R: Runtime>(
 ) -> Result<usize> {
     crate::tensor::check_len("the capacity", capacity)?;
     let acc = values.map(|v| v.accumulator_size()).unwrap_or(4);
-    // The most staged outputs give the smallest tile, so the most tiles and the most state.
-    let run = RunConfig {
-        ones: values.is_none(),
-        inverse: true,
-        write_values: true,
-    };
     let policy = Policy::default_of(client);
-    let pass = plan(
-        &policy,
-        capacity,
-        keys.size(),
-        values.map(|v| v.size()),
-        acc,
-        false,
-        run,
-    )?;
-    let mut bytes = crate::workspace_bytes(pass.state_bytes, 0);
-    if values.is_none() {
-        // Counts without inverse: the head-mask tile's state and its per-tile records.
+    // Every variant a call may run (with or without inverse indices and written values): the
+    // tile of each depends on what it stages, and a variant whose staged tile does not fit
+    // runs unstaged on a larger tile, so no one variant needs the most.
+    let mut bytes = 0;
+    for (inverse, write_values) in [(true, true), (false, true), (true, false), (false, false)] {
         let run = RunConfig {
-            ones: true,
-            inverse: false,
-            write_values: true,
+            ones: values.is_none(),
+            inverse,
+            write_values,
         };
-        let pass = plan(&policy, capacity, keys.size(), None, acc, false, run)?;
+        let pass = plan(
+            &policy,
+            capacity,
+            keys.size(),
+            values.map(|v| v.size()),
+            acc,
+            false,
+            run,
+        )?;
         bytes = bytes.max(crate::workspace_bytes(
             pass.state_bytes,
             records_bytes(&pass, run),
