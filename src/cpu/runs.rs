@@ -25,8 +25,7 @@ fn block_heads<K: PartialEq + Sync>(keys: &[K]) -> (Vec<usize>, Vec<usize>) {
     let (counts, firsts): (Vec<usize>, Vec<Option<usize>>) = (0..n.div_ceil(BLOCK))
         .into_par_iter()
         .map(|b| {
-            let range = b * BLOCK..n.min((b + 1) * BLOCK);
-            let mut heads = range.clone().filter(|&i| is_head(keys, i));
+            let mut heads = heads_in(keys, b);
             let first = heads.next();
             (usize::from(first.is_some()) + heads.count(), first)
         })
@@ -36,6 +35,21 @@ fn block_heads<K: PartialEq + Sync>(keys: &[K]) -> (Vec<usize>, Vec<usize>) {
         next[b] = firsts[b + 1].unwrap_or(next[b + 1]);
     }
     (counts, next)
+}
+
+/// The positions of the runs starting in block `b` of `keys`, in order.
+fn heads_in<K: PartialEq>(keys: &[K], b: usize) -> impl Iterator<Item = usize> + '_ {
+    (b * BLOCK..keys.len().min((b + 1) * BLOCK)).filter(move |&i| is_head(keys, i))
+}
+
+/// The first key of each run, the blocks (`counts` runs each, from [`block_heads`]) in
+/// parallel.
+fn run_keys<K: Copy + PartialEq + Send + Sync>(keys: &[K], counts: &[usize]) -> Vec<K> {
+    par_pieces(counts, |b, out: &mut [MaybeUninit<K>]| {
+        for (o, i) in out.iter_mut().zip(heads_in(keys, b)) {
+            o.write(keys[i]);
+        }
+    })
 }
 
 /// `(first key of each run, run lengths, run index of every element)`.
@@ -55,12 +69,8 @@ pub fn unique_consecutive<K: Copy + PartialEq + Send + Sync>(
         base.push(s);
         s += c;
     }
-    let heads = |b: usize| (b * BLOCK..n.min((b + 1) * BLOCK)).filter(move |&i| is_head(keys, i));
-    let u = par_pieces(&counts, |b, out: &mut [MaybeUninit<K>]| {
-        for (o, i) in out.iter_mut().zip(heads(b)) {
-            o.write(keys[i]);
-        }
-    });
+    let heads = |b: usize| heads_in(keys, b);
+    let u = run_keys(keys, &counts);
     let c = par_pieces(&counts, |b, out: &mut [MaybeUninit<i64>]| {
         let mut hs = heads(b).peekable();
         let mut j = 0;
@@ -108,12 +118,8 @@ pub fn reduce_by_key<K: Copy + PartialEq + Send + Sync, V: ScanElement>(
     }
     let (keys, values) = (&keys[..n], &values[..n]);
     let (counts, next) = block_heads(keys);
-    let heads = |b: usize| (b * BLOCK..n.min((b + 1) * BLOCK)).filter(move |&i| is_head(keys, i));
-    let u = par_pieces(&counts, |b, out: &mut [MaybeUninit<K>]| {
-        for (o, i) in out.iter_mut().zip(heads(b)) {
-            o.write(keys[i]);
-        }
-    });
+    let heads = |b: usize| heads_in(keys, b);
+    let u = run_keys(keys, &counts);
     let folds = par_pieces(&counts, |b, out: &mut [MaybeUninit<V>]| {
         let mut hs = heads(b).peekable();
         let mut j = 0;

@@ -125,10 +125,24 @@ fn mask(width: u32) -> u64 {
     }
 }
 
-/// Rows spread over rayon's threads (each sorted on one thread) when there are enough of them,
-/// a single long row sorted by all the threads otherwise.
-fn rows_in_parallel(len: usize, n: usize) -> bool {
-    super::parallel(len) && len / n.max(1) >= rayon::current_num_threads()
+/// `row(keys, out, par)` for each row of `n` keys (`n > 0`) and its row of `out`: the rows
+/// spread over rayon's threads (each sorted on one thread) when there are enough of them, else
+/// one row at a time, a long row sorted by all the threads (`par`).
+fn for_each_row<E: Sync, O: Send>(
+    data: &[E],
+    out: &mut [O],
+    n: usize,
+    row: impl Fn(&[E], &mut [O], bool) + Sync,
+) {
+    if super::parallel(data.len()) && data.len() / n >= rayon::current_num_threads() {
+        data.par_chunks(n)
+            .zip(out.par_chunks_mut(n))
+            .for_each(|(x, o)| row(x, o, false));
+    } else {
+        for (x, o) in data.chunks(n).zip(out.chunks_mut(n)) {
+            row(x, o, super::parallel(x.len()));
+        }
+    }
 }
 
 /// The stable order of each row of `n` keys by `key` (of `width` bits): a key and its position
@@ -180,15 +194,7 @@ fn argsort_by_bits<E: Sync>(
             o.iter_mut().zip(&words).for_each(|(o, &w)| *o = w as u32);
         }
     };
-    if rows_in_parallel(data.len(), n) {
-        data.par_chunks(n)
-            .zip(out.par_chunks_mut(n))
-            .for_each(|(x, o)| row(x, o, false));
-    } else {
-        for (x, o) in data.chunks(n).zip(out.chunks_mut(n)) {
-            row(x, o, super::parallel(x.len()));
-        }
-    }
+    for_each_row(data, &mut out, n, row);
     out
 }
 
@@ -337,15 +343,7 @@ pub fn sort_rows<E: SortElement>(data: &[E], n: usize, descending: bool) -> Vec<
             o.iter_mut().zip(&words).for_each(|(o, &w)| *o = unpack(w));
         }
     };
-    if rows_in_parallel(data.len(), n) {
-        data.par_chunks(n)
-            .zip(out.par_chunks_mut(n))
-            .for_each(|(x, o)| row(x, o, false));
-    } else {
-        for (x, o) in data.chunks(n).zip(out.chunks_mut(n)) {
-            row(x, o, super::parallel(x.len()));
-        }
-    }
+    for_each_row(data, &mut out, n, row);
     out
 }
 
