@@ -32,10 +32,7 @@ impl Rng {
 }
 
 fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> Times {
-    for _ in 0..3 {
-        f();
-    }
-    cubecl::future::block_on(client.sync()).unwrap();
+    super::warm_up(client, &mut f);
     let mut samples = vec![];
     for _ in 0..20 {
         let t = Instant::now();

@@ -342,6 +342,19 @@ fn copy_kernel<N: Size>(
 
 /// Copies `n` 32-bit words (a multiple of 4) from `src` to `dst`: vectors of 4, 256 units a
 /// cube.
+/// Warm-up before timing: at least 3 calls of `f` and 300 ms, each call followed by a sync, so
+/// the card has left its idle clocks after the host-side checks (on an H100, a single warm-up
+/// call left some 2^28 wgpu cases 2-3x slow).
+pub fn warm_up<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) {
+    let start = std::time::Instant::now();
+    let mut calls = 0;
+    while calls < 3 || start.elapsed().as_millis() < 300 {
+        f();
+        cubecl::future::block_on(client.sync()).unwrap();
+        calls += 1;
+    }
+}
+
 pub fn launch_copy<R: Runtime>(client: &ComputeClient<R>, src: &Handle, dst: &Handle, n: usize) {
     assert_eq!(n % 4, 0, "the copy moves vectors of 4 words");
     // Rows of at most 65535 cubes, as few cubes past the count as possible (cubeprim's grids).

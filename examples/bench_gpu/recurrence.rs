@@ -1,8 +1,9 @@
 //! The linear recurrence family: `h[t] = a[t] * h[t-1] + b[t]` ([`cubeprim::linear_recurrence`]).
 //!
-//! `bench_gpu recurrence [cuda|wgpu] [--out OUT.json] [--only TEXT] [--small]` (`--only TEXT`:
-//! the cases whose name contains TEXT; `--small`: small shapes and a small copy, for a CPU wgpu
-//! adapter such as lavapipe).
+//! `bench_gpu recurrence [cuda|wgpu] [--out OUT.json] [--only TEXT] [--small] [--tiles UxV,..]`
+//! (`--only TEXT`: the cases whose name contains TEXT; `--small`: small shapes and a small copy,
+//! for a CPU wgpu adapter such as lavapipe; `--tiles`: the long-row case again under each tile,
+//! units x vectors per unit).
 //!
 //! f32 along the last axis, from `h[-1] = 0` (and one case from an initial state `h0`), forward
 //! and reverse. Every case is first checked on fresh random data (`a` in [0.5, 1), `b` in
@@ -38,7 +39,8 @@ fn check(got: &[f32], want: &[f64], scale: &[f64], tol: f64) -> (f64, bool) {
     (worst, ok)
 }
 
-/// One case: f32 `a`, `b` of `shape`, along the last axis.
+/// One case: f32 `a`, `b` of `shape`, along the last axis (under `tuning` where given).
+#[allow(clippy::too_many_arguments)]
 fn recurrence_case<R: Runtime>(
     client: &ComputeClient<R>,
     report: &mut Report,
@@ -47,6 +49,7 @@ fn recurrence_case<R: Runtime>(
     reverse: bool,
     with_h0: bool,
     reps: usize,
+    tuning: Option<cubeprim::ScanTuning>,
 ) {
     let n: usize = shape.iter().product();
     let axis = shape.len() - 1;
@@ -67,6 +70,7 @@ fn recurrence_case<R: Runtime>(
         .map(|h| DeviceTensor::<R>::from_slice(client, h, &shape[..axis]).unwrap());
     let opts = RecurrenceOptions {
         reverse,
+        tuning,
         ..Default::default()
     };
     // Output and scratch allocated once, as a performance-minded caller does.
@@ -175,7 +179,53 @@ fn run<R: Runtime>(device: &R::Device, args: &Args) -> Report {
         if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }
-        recurrence_case(&client, &mut report, name, &shape, reverse, with_h0, reps);
+        recurrence_case(
+            &client,
+            &mut report,
+            name,
+            &shape,
+            reverse,
+            with_h0,
+            reps,
+            None,
+        );
+    }
+    // `--tiles 256x4,128x8,...`: the long-row case under other tiles (units x vectors per
+    // unit), each checked and timed as the cases are.
+    if let Some(list) = &args.tiles {
+        let shape = if args.small {
+            vec![4, 1 << 17]
+        } else {
+            vec![64, 1 << 20]
+        };
+        for tv in list.split(',') {
+            let (th, v) = tv.split_once('x').expect("--tiles UxV,...");
+            let tuning = cubeprim::ScanTuning {
+                threads: th.parse().expect("units"),
+                vectors_per_thread: v.parse().expect("vectors per unit"),
+                windows: cubeprim::scan::WINDOWS,
+                // The plan's rounds on each runtime.
+                spins: if cfg!(feature = "cuda") {
+                    cubeprim::scan::SPINS_CUDA
+                } else {
+                    cubeprim::scan::SPINS
+                },
+                stage: true,
+                async_copy: true,
+            };
+            let name = format!("diag linear_recurrence f32 rows {th}x{v}");
+            let reps = if args.small { 5 } else { 50 };
+            recurrence_case(
+                &client,
+                &mut report,
+                &name,
+                &shape,
+                false,
+                false,
+                reps,
+                Some(tuning),
+            );
+        }
     }
     report
 }
@@ -191,6 +241,10 @@ pub struct Args {
     /// (lavapipe) or a quick check of the results.
     #[arg(long)]
     small: bool,
+    /// The long-row case ([64, 2^20]; [4, 2^17] with `--small`) again under each tile of
+    /// LIST: units x vectors per unit, e.g. `256x4,128x8`.
+    #[arg(long, value_name = "UxV,..")]
+    tiles: Option<String>,
 }
 
 pub fn main(args: Args) {

@@ -20,10 +20,7 @@ use std::time::Instant;
 /// Host-clocked mean of `reps` calls back to back, then their device time (the same calls
 /// again, timed by the runtime's timestamps where it has them).
 pub fn time_ms<R: Runtime>(client: &ComputeClient<R>, reps: usize, mut f: impl FnMut()) -> Times {
-    for _ in 0..3 {
-        f();
-    }
-    cubecl::future::block_on(client.sync()).unwrap();
+    super::warm_up(client, &mut f);
     let t = Instant::now();
     for _ in 0..reps {
         f();
