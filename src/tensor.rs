@@ -109,7 +109,8 @@ impl<R: Runtime> DeviceTensor<R> {
     }
 
     /// Uploads `data` as a contiguous tensor of `shape`. [`Error::LengthMismatch`] unless
-    /// `data` fills the shape exactly.
+    /// `data` fills the shape exactly; [`Error::BufferTooLarge`] past the runtime's largest
+    /// buffer.
     pub fn from_slice<E: Element>(
         client: &ComputeClient<R>,
         data: &[E],
@@ -126,6 +127,8 @@ impl<R: Runtime> DeviceTensor<R> {
                 got: data.len(),
             });
         }
+        // The same bytes as `try_empty` would take, checked before cubecl sees them.
+        crate::alloc::check_bytes(client, (n.max(1) * E::DTYPE.size()).next_multiple_of(16))?;
         // A zero-sized buffer is not allowed everywhere: keep at least one element.
         let handle = if data.is_empty() {
             client.empty(E::DTYPE.size().max(4))
@@ -150,18 +153,45 @@ impl<R: Runtime> DeviceTensor<R> {
     ///
     /// # Panics
     ///
-    /// Where cubecl cannot allocate the memory (cubecl panics then). The functions that return
-    /// fresh outputs check their sizes ([`MAX_ELEMENTS`]) before they allocate.
+    /// Where [`DeviceTensor::try_empty`] returns an error: on the caller's thread, before
+    /// anything is asked of the runtime, so the client stays usable.
     pub fn empty(client: &ComputeClient<R>, shape: &[usize], dtype: DType) -> Self {
-        let n = checked_len(shape).unwrap_or(usize::MAX);
+        Self::try_empty(client, shape, dtype)
+            .unwrap_or_else(|e| panic!("DeviceTensor::empty({shape:?}, {dtype:?}): {e}"))
+    }
+
+    /// An uninitialised contiguous tensor, or an error where it cannot be allocated.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TooLarge`] past [`MAX_ELEMENTS`] elements; [`Error::BufferTooLarge`] past the
+    /// runtime's largest buffer ([`crate::max_buffer_bytes`]: 2 GiB on many Vulkan drivers),
+    /// where cubecl would panic on its server thread and fail every later call of the client.
+    pub fn try_empty(client: &ComputeClient<R>, shape: &[usize], dtype: DType) -> Result<Self> {
+        let n = checked_len(shape).ok_or(Error::TooLarge {
+            what: "a shape",
+            len: usize::MAX,
+            max: MAX_ELEMENTS,
+        })?;
         // Bytes are read as vectors of words: whole 16-byte vectors.
         let bytes = n
             .max(1)
             .checked_mul(dtype.size())
             .and_then(|b| b.checked_next_multiple_of(16))
-            .expect("an allocation past usize::MAX bytes");
+            .ok_or(Error::TooLarge {
+                what: "a tensor",
+                len: n,
+                max: MAX_ELEMENTS,
+            })?;
+        crate::alloc::check_bytes(client, bytes)?;
         let handle = client.empty(bytes);
-        Self::from_parts(handle, shape.to_vec(), contiguous_strides(shape), 0, dtype)
+        Ok(Self::from_parts(
+            handle,
+            shape.to_vec(),
+            contiguous_strides(shape),
+            0,
+            dtype,
+        ))
     }
 
     /// Number of axes.

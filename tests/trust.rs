@@ -165,7 +165,8 @@ fn a_workspace_refuses_another_thread() {
 }
 
 /// Scratch past the device's largest buffer is a typed error before anything is allocated or
-/// launched, and the client stays usable. Before the check, cubecl's server thread panicked
+/// launched, and the client stays usable; a sort whose ping-pong keys would not fit beside the
+/// rest of its scratch keeps them in buffers of their own and runs. Before the check, cubecl's server thread panicked
 /// ("can't allocate buffer of size") and every later call on that client failed (seen on an
 /// H100 through Vulkan with a sort of 2^28 keys; lavapipe's largest buffer is 128 MiB, so 2^24
 /// keys reach it here).
@@ -184,7 +185,10 @@ fn scratch_past_the_largest_buffer_is_an_error() {
     let n = 1usize << 24;
     let one = DeviceTensor::<R>::from_slice(&c, &[7u32], &[1]).unwrap();
     let x = DeviceTensor::<R>::from_parts(one.handle.clone(), vec![n], vec![0], 0, one.dtype);
-    let need = cubeprim::sort_workspace_bytes(
+    // Its ping-pong keys would pass the largest buffer inside the workspace, so they are
+    // buffers of their own and the workspace keeps the rest (before, the whole scratch was one
+    // buffer: `BufferTooLarge` here, and for 2^28 u32 keys through Vulkan on an H100).
+    let plan = cubeprim::sort_plan(
         &c,
         &[n],
         cubeprim::DType::U32,
@@ -193,17 +197,17 @@ fn scratch_past_the_largest_buffer_is_an_error() {
         SortOptions::default(),
     )
     .unwrap();
+    let need = plan.workspace_bytes();
+    if plan.temp.apart {
+        let with_keys = cubeprim::workspace_bytes(plan.state_bytes, plan.temp.total + 8 * n);
+        assert!(with_keys > max, "apart at {with_keys} bytes, largest {max}");
+    }
+    // On lavapipe (128 MiB) the two ping-pong buffers alone fill the largest buffer.
+    assert!(plan.temp.apart || 8 * n < max, "largest buffer {max}");
+    assert!(need <= max, "{need} bytes of scratch, largest buffer {max}");
     let mut ws = Workspace::new();
     let got = cubeprim::sort(&c, &x, SortOptions::default(), &mut ws);
-    if need > max {
-        assert!(
-            matches!(got, Err(Error::BufferTooLarge { .. })),
-            "{need} bytes of scratch, largest buffer {max}: {:?}",
-            got.map(|_| ())
-        );
-    } else {
-        assert!(got.unwrap().to_vec::<u32>(&c).iter().all(|&k| k == 7));
-    }
+    assert!(got.unwrap().to_vec::<u32>(&c).iter().all(|&k| k == 7));
     // The client and both workspaces still work.
     for ws in [&mut ws, &mut Workspace::new()] {
         let y = cubeprim::sort(&c, &small, SortOptions::default(), ws).unwrap();
@@ -223,4 +227,51 @@ fn scratch_past_the_largest_buffer_is_an_error() {
         "{:?}",
         y.map(|_| ())
     );
+}
+
+/// A tensor past the device's largest buffer is refused before cubecl sees it: `try_empty`
+/// and `from_slice` return [`cubeprim::Error::BufferTooLarge`], `empty` panics on the caller's
+/// thread, and the client stays usable. (On an H100 through Vulkan, `DeviceTensor::empty` of
+/// 2^28 i64 positions, 2 GiB against a largest buffer of 2 GiB - 64 bytes, panicked cubecl's
+/// server thread instead, and every later call of that client failed.)
+#[test]
+fn a_tensor_past_the_largest_buffer_is_refused_on_the_callers_thread() {
+    use cubeprim::{DType, Error};
+    let Some(c) = client() else { return };
+    let max = cubeprim::max_buffer_bytes(&c);
+    let n = max / 8 + 1;
+    let got = DeviceTensor::<R>::try_empty(&c, &[n], DType::I64);
+    assert!(
+        matches!(got, Err(Error::BufferTooLarge { .. })),
+        "{:?}",
+        got.map(|_| ())
+    );
+    let empty = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        DeviceTensor::<R>::empty(&c, &[n], DType::I64)
+    }));
+    assert!(empty.is_err(), "empty of {n} i64 past {max} bytes");
+    // An upload past the limit (where the host copy is small enough to make here).
+    if max <= 1 << 30 {
+        let bytes = vec![0u8; max + 1];
+        let up = DeviceTensor::<R>::from_slice(&c, &bytes, &[max + 1]);
+        assert!(
+            matches!(up, Err(Error::BufferTooLarge { .. })),
+            "{:?}",
+            up.map(|_| ())
+        );
+    }
+    // The client still allocates and runs.
+    let ok = DeviceTensor::<R>::try_empty(&c, &[1000], DType::F32).unwrap();
+    assert_eq!(ok.shape, vec![1000]);
+    let x = DeviceTensor::<R>::from_slice(&c, &[1u32, 2, 3], &[3]).unwrap();
+    let y = cubeprim::scan(
+        &c,
+        &x,
+        0,
+        ScanOp::Sum,
+        ScanOptions::default(),
+        &mut Workspace::new(),
+    )
+    .unwrap();
+    assert_eq!(y.to_vec::<u32>(&c), vec![1, 3, 6]);
 }

@@ -261,24 +261,33 @@ fn device_wide<R: Runtime>(
     // key buffers.
     debug_assert!(!packed || b.keys_out.is_none());
     let (ks, vs) = pass_bytes(packed, key, vk);
+    // The ping-pong buffers: regions of the temp area, or buffers of their own where the
+    // workspace would pass the largest buffer (`TempLayout::apart`).
+    let ping_pong = |at: usize, bytes: usize| -> Result<Handle> {
+        if t.apart {
+            crate::alloc::empty(client, bytes)
+        } else {
+            Ok(sub(&temp, at, bytes))
+        }
+    };
     let key_tmp: Vec<Handle> = (0..2)
         .map(|i| {
             if plan.passes > 1 {
-                sub(&temp, t.keys[i], ks * data)
+                ping_pong(t.keys[i], ks * data)
             } else {
-                dummy.clone()
+                Ok(dummy.clone())
             }
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let val_tmp: Vec<Handle> = (0..2)
         .map(|i| {
             if plan.passes > 1 && vs > 0 {
-                sub(&temp, t.values[i], vs * data)
+                ping_pong(t.values[i], vs * data)
             } else {
-                dummy.clone()
+                Ok(dummy.clone())
             }
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let contiguous = ws.dummy(client);
     let counts_t = DeviceTensor::<R>::from_parts(
         counts.clone(),

@@ -110,6 +110,12 @@ pub struct TempLayout {
     pub state: usize,
     pub state_len: usize,
     pub total: usize,
+    /// The ping-pong keys and values are buffers of their own, allocated per call, not regions
+    /// of the temp area: with them the workspace would pass the runtime's largest buffer (a
+    /// sort of 2^28 u32 keys through Vulkan took 2 281 712 896 bytes of scratch against a
+    /// largest buffer of 2 147 483 584), while each of them fits one. `keys` and `values` are
+    /// unused then, and `total` leaves them out.
+    pub apart: bool,
 }
 
 /// The onesweep form of the device-wide route
@@ -445,6 +451,12 @@ impl SortPlan {
                 vals = [region(dvs * data), region(dvs * data)];
             }
         }
+        let apart = passes > 1
+            && crate::workspace::workspace_bytes(state_bytes, at) > crate::max_buffer_bytes(client);
+        if apart {
+            // The temp area ends where the first ping-pong region would start.
+            at = keys[0];
+        }
         let temp = TempLayout {
             counts,
             offsets,
@@ -456,6 +468,7 @@ impl SortPlan {
             state,
             state_len,
             total: at,
+            apart,
         };
         Ok(Self {
             rows,
