@@ -7,6 +7,7 @@
 
 use crate::{Error, Result};
 
+mod alloc;
 mod histogram;
 mod recurrence;
 mod reduce;
@@ -45,7 +46,7 @@ fn par_pieces<T: Send>(
 ) -> Vec<T> {
     use rayon::prelude::*;
     let len: usize = pieces.iter().sum();
-    let mut out = Vec::with_capacity(len);
+    let mut out = alloc::with_capacity(len);
     let mut rest = &mut out.spare_capacity_mut()[..len];
     let mut slices = Vec::with_capacity(pieces.len());
     for &p in pieces {

@@ -31,7 +31,7 @@ pub fn linear_recurrence<E: ScanElement>(
     if let Some(h) = h0 {
         super::check_shape(h.len(), &[outer * inner], None)?;
     }
-    let mut out = vec![bytemuck::Zeroable::zeroed(); b.len()];
+    let mut out = super::alloc::zeroed(b.len());
     if n == 0 || inner == 0 || outer == 0 {
         return Ok(out);
     }

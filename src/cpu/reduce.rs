@@ -47,7 +47,7 @@ pub fn reduce<E: ScanElement>(
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
     if parallel(data.len()) && outer * inner >= 2 {
-        let mut out = vec![bytemuck::Zeroable::zeroed(); outer * inner];
+        let mut out = super::alloc::zeroed(outer * inner);
         if inner == 1 {
             // Rows folded whole, a row per output.
             out.par_iter_mut()

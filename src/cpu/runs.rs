@@ -80,7 +80,7 @@ pub fn unique_consecutive<K: Copy + PartialEq + Send + Sync>(
             j += 1;
         }
     });
-    let mut inv = vec![0i64; n];
+    let mut inv = super::alloc::zeroed::<i64>(n);
     inv.par_chunks_mut(BLOCK).enumerate().for_each(|(b, o)| {
         let mut r = base[b] as i64 - 1;
         for (k, o) in o.iter_mut().enumerate() {

@@ -148,7 +148,7 @@ pub fn scan<E: ScanElement>(
     super::check_shape(data.len(), shape, Some(axis))?;
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
-    let mut out = vec![bytemuck::Zeroable::zeroed(); data.len()];
+    let mut out = super::alloc::zeroed(data.len());
     if n == 0 || inner == 0 {
         return Ok(out);
     }
@@ -263,8 +263,8 @@ pub fn scan_with_indices<E: ScanElement>(
     let n = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
-    let mut out = data.to_vec();
-    let mut idx = vec![0i64; data.len()];
+    let mut out = super::alloc::copied(data);
+    let mut idx = super::alloc::zeroed::<i64>(data.len());
     for o in 0..outer {
         for i in 0..inner {
             let mut acc = E::identity(op);

@@ -157,18 +157,19 @@ fn argsort_by_bits<E: Sync>(
 ) -> Vec<u32> {
     let flip = if descending { mask(width) } else { 0 };
     let key = |x: &E| key(x) ^ flip;
-    let mut out = vec![0u32; if n == 0 { 0 } else { data.len() }];
+    let mut out = super::alloc::zeroed::<u32>(if n == 0 { 0 } else { data.len() });
     if n == 0 {
         return out;
     }
     let row = |x: &[E], o: &mut [u32], par: bool| {
         if width <= 32 {
             let pack = |(i, x): (usize, &E)| (key(x) << 32) | i as u64;
-            let words: Vec<u64> = if par {
-                x.par_iter().enumerate().map(pack).collect()
+            let mut words: Vec<u64> = super::alloc::with_capacity(x.len());
+            if par {
+                words.par_extend(x.par_iter().enumerate().map(pack));
             } else {
-                x.iter().enumerate().map(pack).collect()
-            };
+                words.extend(x.iter().enumerate().map(pack));
+            }
             let words = if words.len() < RADIX_MIN {
                 let mut w = words;
                 w.sort_unstable();
@@ -209,7 +210,7 @@ fn radix_sort(mut a: Vec<u64>, width: u32, par: bool) -> Vec<u64> {
         return a;
     }
     let digit = |w: u64, p: usize| ((w >> (32 + 8 * p)) & 0xff) as usize;
-    let mut b = vec![0u64; n];
+    let mut b = super::alloc::zeroed::<u64>(n);
     if !par {
         let mut hist = vec![[0usize; 256]; passes];
         for &w in &a {
@@ -320,7 +321,7 @@ pub fn sort_rows<E: SortElement>(data: &[E], n: usize, descending: bool) -> Vec<
         let bits = w as u32;
         bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&bits)[..size])
     };
-    let mut out = vec![bytemuck::Zeroable::zeroed(); data.len()];
+    let mut out = super::alloc::zeroed(data.len());
     let row = |x: &[E], o: &mut [E], par: bool| {
         if x.len() < RADIX_MIN {
             let order = argsort_rows(x, x.len(), descending);
@@ -329,11 +330,12 @@ pub fn sort_rows<E: SortElement>(data: &[E], n: usize, descending: bool) -> Vec<
             }
             return;
         }
-        let words: Vec<u64> = if par {
-            x.par_iter().map(pack).collect()
+        let mut words: Vec<u64> = super::alloc::with_capacity(x.len());
+        if par {
+            words.par_extend(x.par_iter().map(pack));
         } else {
-            x.iter().map(pack).collect()
-        };
+            words.extend(x.iter().map(pack));
+        }
         let words = radix_sort(words, width, par);
         if par {
             o.par_iter_mut()

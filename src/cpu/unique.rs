@@ -14,7 +14,7 @@ pub fn unique<E: SortElement + PartialEq>(keys: &[E]) -> (Vec<E>, Vec<i64>, Vec<
     if !parallel(keys.len()) {
         let sorted: Vec<E> = order.iter().map(|&i| keys[i as usize]).collect();
         let (values, counts, inv_sorted) = unique_consecutive(&sorted);
-        let mut inverse = vec![0i64; keys.len()];
+        let mut inverse = super::alloc::zeroed::<i64>(keys.len());
         for (j, &i) in order.iter().enumerate() {
             inverse[i as usize] = inv_sorted[j];
         }
@@ -22,7 +22,7 @@ pub fn unique<E: SortElement + PartialEq>(keys: &[E]) -> (Vec<E>, Vec<i64>, Vec<
     }
     let sorted: Vec<E> = order.par_iter().map(|&i| keys[i as usize]).collect();
     let (values, counts, inv_sorted) = unique_consecutive(&sorted);
-    let mut inverse = vec![0i64; keys.len()];
+    let mut inverse = super::alloc::zeroed::<i64>(keys.len());
     let dst = SharedMut(inverse.as_mut_ptr());
     order
         .par_iter()
