@@ -176,10 +176,11 @@ pub struct SortOptions {
 /// The device-wide form of a sort (rows that fit one cube are always sorted inside it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum SortAlgorithm {
-    /// The plan's choice: histogram → scan → scatter (on the H200 it measured faster than
-    /// onesweep: 9.5 against 11.6 ms for 2^28 u32 keys; BENCHMARKS.md at 52581a0, 2026-12-02
-    /// (H200), "grids without empty cubes"); `CUBEPRIM_SORT_ONESWEEP=1` makes it onesweep where
-    /// onesweep applies, `=0` keeps it histogram → scan → scatter.
+    /// The plan's choice: histogram → scan → scatter, on every device. It measured faster than
+    /// onesweep for 2^28 u32 keys on both cards: 6.57 against 11.14 ms on the H100 (device
+    /// clock, same run, 2026-12-07; `benches/results/h100-2026-12-07.json`, `sort u32 keys`
+    /// and `sort u32 keys (onesweep)`), 9.5 against 11.6 ms on the H200 (BENCHMARKS.md at
+    /// 52581a0, 2026-12-02 (H200), "grids without empty cubes").
     #[default]
     Auto,
     /// Onesweep passes where they apply (ballot ranking available, rows shorter than 2^30
