@@ -50,6 +50,27 @@ pub(crate) fn checked_len(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
 }
 
+/// The elements of a contiguous tensor of `shape` and the bytes of its buffer: whole 16-byte
+/// vectors (bytes are read as vectors of words), at least one element's worth.
+/// [`Error::TooLarge`] past [`MAX_ELEMENTS`] elements.
+fn buffer_bytes(shape: &[usize], dtype: DType) -> Result<(usize, usize)> {
+    let n = checked_len(shape).ok_or(Error::TooLarge {
+        what: "a shape",
+        len: usize::MAX,
+        max: MAX_ELEMENTS,
+    })?;
+    let bytes = n
+        .max(1)
+        .checked_mul(dtype.size())
+        .and_then(|b| b.checked_next_multiple_of(16))
+        .ok_or(Error::TooLarge {
+            what: "a tensor",
+            len: n,
+            max: MAX_ELEMENTS,
+        })?;
+    Ok((n, bytes))
+}
+
 /// `len` elements of `what`, at most [`MAX_ELEMENTS`].
 pub(crate) fn check_len(what: &'static str, len: usize) -> Result<()> {
     if len > MAX_ELEMENTS {
@@ -116,19 +137,15 @@ impl<R: Runtime> DeviceTensor<R> {
         data: &[E],
         shape: &[usize],
     ) -> Result<Self> {
-        let n = checked_len(shape).ok_or(Error::TooLarge {
-            what: "a shape",
-            len: usize::MAX,
-            max: MAX_ELEMENTS,
-        })?;
+        let (n, bytes) = buffer_bytes(shape, E::DTYPE)?;
         if data.len() != n {
             return Err(Error::LengthMismatch {
                 expected: n,
                 got: data.len(),
             });
         }
-        // The same bytes as `try_empty` would take, checked before cubecl sees them.
-        crate::alloc::check_bytes(client, (n.max(1) * E::DTYPE.size()).next_multiple_of(16))?;
+        // Checked before cubecl sees them, as `try_empty` checks its own.
+        crate::alloc::check_bytes(client, bytes)?;
         // A zero-sized buffer is not allowed everywhere: keep at least one element.
         let handle = if data.is_empty() {
             client.empty(E::DTYPE.size().max(4))
@@ -168,23 +185,8 @@ impl<R: Runtime> DeviceTensor<R> {
     /// runtime's largest buffer ([`crate::max_buffer_bytes`]: 2 GiB on many Vulkan drivers),
     /// where cubecl would panic on its server thread and fail every later call of the client.
     pub fn try_empty(client: &ComputeClient<R>, shape: &[usize], dtype: DType) -> Result<Self> {
-        let n = checked_len(shape).ok_or(Error::TooLarge {
-            what: "a shape",
-            len: usize::MAX,
-            max: MAX_ELEMENTS,
-        })?;
-        // Bytes are read as vectors of words: whole 16-byte vectors.
-        let bytes = n
-            .max(1)
-            .checked_mul(dtype.size())
-            .and_then(|b| b.checked_next_multiple_of(16))
-            .ok_or(Error::TooLarge {
-                what: "a tensor",
-                len: n,
-                max: MAX_ELEMENTS,
-            })?;
-        crate::alloc::check_bytes(client, bytes)?;
-        let handle = client.empty(bytes);
+        let (_, bytes) = buffer_bytes(shape, dtype)?;
+        let handle = crate::alloc::empty(client, bytes)?;
         Ok(Self::from_parts(
             handle,
             shape.to_vec(),

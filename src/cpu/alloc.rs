@@ -5,7 +5,7 @@
 //! 64 MiB vector took 32-66 ms to fill against 5-8.5 ms for the same copy into one already
 //! touched (`benches/results/cpu/ops.json`, `copy_f32_2^24`). NumPy asks the kernel for
 //! transparent huge pages (`madvise(MADV_HUGEPAGE)`, 2 MiB pages) on its large arrays; these
-//! helpers do the same. Same machine, same session, criterion medians of 2^24 elements on 2
+//! helpers do the same. Same machine, same hour (2026-12-07), criterion medians of 2^24 elements on 2
 //! threads, without against with the advice: select 18.8 -> 13.1 ms, nonzero 32.0 -> 24.0,
 //! unique_consecutive 59.9 -> 35.7, argsort 310 -> 292, reduce_by_key 23.8 -> 25.0 (its outputs
 //! are below the threshold). Where the kernel's `transparent_hugepage` setting is `never` (or
