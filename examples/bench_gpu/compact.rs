@@ -31,7 +31,9 @@ impl Rng {
     }
 }
 
-fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> Times {
+/// The median of 20 samples of 5 back-to-back calls of `f` after [`super::warm_up`], by the
+/// host clock and (CUDA) the device clock.
+pub fn median_ms<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) -> Times {
     super::warm_up(client, &mut f);
     let mut samples = vec![];
     for _ in 0..20 {

@@ -1,9 +1,11 @@
-//! GPU benchmarks on CUDA or any wgpu device, one binary for four families:
+//! GPU benchmarks on CUDA or any wgpu device, one binary for five families:
 //!
 //! - `bench_gpu scan [cuda|wgpu] [OUT.json] ..`: the scans ([`scan`]);
 //! - `bench_gpu compact [cuda|wgpu] [LOG2_N] ..`: reduce, select, nonzero, run-length
 //!   ([`compact`]);
 //! - `bench_gpu sort [cuda|wgpu] ..`: the sorts, top-k, searchsorted ([`sort`]);
+//! - `bench_gpu copy [cuda|wgpu] ..`: the device copy's variants, the floor taken apart
+//!   ([`copy`]);
 //! - `bench_gpu recurrence [cuda|wgpu] ..`: the linear recurrence `h[t] = a[t] h[t-1] + b[t]`
 //!   ([`recurrence`]).
 //!
@@ -19,6 +21,7 @@
 //! it is timed, and each family measures the device copy below in the same run, as its floor.
 
 mod compact;
+mod copy;
 mod recurrence;
 mod scan;
 mod sort;
@@ -80,6 +83,8 @@ struct Cli {
 enum Family {
     /// The scans.
     Scan(scan::Args),
+    /// The device copy's variants (vector width, cube size, vectors per unit, bounds checks).
+    Copy(copy::Args),
     /// Reduce, select, nonzero, unique_consecutive, reduce_by_key.
     Compact(compact::Args),
     /// The sorts, top-k, searchsorted.
@@ -475,6 +480,7 @@ pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
 fn main() {
     match Cli::parse().family {
         Family::Scan(a) => scan::main(a),
+        Family::Copy(a) => copy::main(a),
         Family::Compact(a) => compact::main(a),
         Family::Sort(a) => sort::main(a),
         Family::Recurrence(a) => recurrence::main(a),
