@@ -1,5 +1,5 @@
-//! Reduce, select (masked_select), nonzero, unique_consecutive (with counts, and values only)
-//! and reduce_by_key.
+//! Reduce, select (masked_select), nonzero, unique_consecutive (with counts, and values only),
+//! reduce_by_key and a 256-bin histogram.
 //!
 //! `bench_gpu compact [cuda|wgpu] [LOG2_N] [--runs]` (`--runs`: the copy floor,
 //! unique_consecutive and reduce_by_key only)
@@ -74,11 +74,17 @@ fn floats(n: usize, seed: u64) -> Vec<f32> {
 }
 /// Sorted keys with runs of mean length 4.
 fn sorted_keys(n: usize, seed: u64) -> Vec<i32> {
+    sorted_runs(n, seed, 4)
+}
+
+/// Sorted keys with runs of mean length `mean` (a new key with probability `1 / mean`).
+fn sorted_runs(n: usize, seed: u64, mean: u32) -> Vec<i32> {
     let mut r = Rng(seed | 1);
     let mut k = 0i32;
+    let p = 1.0 / mean as f32;
     (0..n)
         .map(|_| {
-            if r.unit() < 0.25 {
+            if r.unit() < p {
                 k += 1;
             }
             k
@@ -210,10 +216,11 @@ fn run<R: Runtime>(client: ComputeClient<R>, log2: u32, runs_only: bool) -> Repo
         }
     }
 
-    // unique_consecutive with counts, then values only, of the same sorted i32 keys (mean run 4).
-    let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]).unwrap();
-    {
-        let k = sorted_keys(small, 8);
+    // unique_consecutive with counts of sorted i32 keys, runs of mean 8 (lampshade's
+    // run-length encoding's input) and mean 4, then values only of the latter.
+    for mean in [8, 4] {
+        let kd = DeviceTensor::<R>::from_slice(c, &sorted_runs(n, 9, mean), &[n]).unwrap();
+        let k = sorted_runs(small, 8, mean);
         let u = cubeprim::unique_consecutive_sized(
             c,
             &DeviceTensor::from_slice(c, &k, &[small]).unwrap(),
@@ -238,9 +245,14 @@ fn run<R: Runtime>(client: ComputeClient<R>, log2: u32, runs_only: bool) -> Repo
         let _ = runs;
         let u = cubeprim::unique_consecutive(c, &kd, n, false, true, &mut ws).unwrap();
         let r = cubeprim::read_count(c, &u.count) as f64;
+        let name = if mean == 4 {
+            "unique_consecutive i32 sorted, counts".to_string()
+        } else {
+            format!("unique_consecutive i32 sorted (mean run {mean}), counts")
+        };
         report
             .push(
-                "unique_consecutive i32 sorted, counts",
+                &name,
                 "i32",
                 &[n],
                 4.0 * n as f64 + 12.0 * r,
@@ -250,6 +262,7 @@ fn run<R: Runtime>(client: ComputeClient<R>, log2: u32, runs_only: bool) -> Repo
             .extra("runs", r);
     }
     // Values only (PyTorch's default).
+    let kd = DeviceTensor::<R>::from_slice(c, &sorted_keys(n, 9), &[n]).unwrap();
     {
         let k = sorted_keys(small, 8);
         let u = cubeprim::unique_consecutive_sized(
@@ -316,6 +329,41 @@ fn run<R: Runtime>(client: ComputeClient<R>, log2: u32, runs_only: bool) -> Repo
             8.0 * n as f64 + 8.0 * r,
             ms,
             checked(ok),
+        );
+    }
+
+    // histogram of 256 bins, random u32 keys below 256 (lampshade's histogram's input).
+    {
+        let keys = |len: usize, seed: u64| -> Vec<u32> {
+            let mut r = Rng(seed | 1);
+            (0..len).map(|_| (r.next() >> 24) as u32 % 256).collect()
+        };
+        let k = keys(small, 13);
+        let got = cubeprim::histogram(
+            c,
+            &DeviceTensor::from_slice(c, &k, &[small]).unwrap(),
+            256,
+            small,
+            &mut ws,
+        )
+        .unwrap()
+        .to_vec::<u32>(c);
+        let mut want = vec![0u32; 256];
+        for &v in &k {
+            want[v as usize] += 1;
+        }
+        let kd = DeviceTensor::<R>::from_slice(c, &keys(n, 14), &[n]).unwrap();
+        let out = DeviceTensor::<R>::empty(c, &[256], DType::U32);
+        let ms = median_ms(c, || {
+            cubeprim::histogram_into(c, &kd, 256, n, &out, &mut ws).unwrap()
+        });
+        report.push(
+            "histogram 256 bins (u32 keys)",
+            "u32",
+            &[n],
+            4.0 * n as f64,
+            ms,
+            checked(got == want),
         );
     }
     report
