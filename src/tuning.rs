@@ -164,10 +164,6 @@ pub struct Tuning {
     /// The in-cube row sort's tile `(units, keys per unit)` where a row fits it (`None`: the
     /// first of the plan's row tiles that fits).
     pub sort_row_tile: Option<(u32, u32)>,
-    /// Look-back rounds a onesweep digit waits on a silent predecessor (at least 1).
-    pub onesweep_spins: Option<u32>,
-    /// Predecessors a onesweep digit's look-back reads per round (1 to 32).
-    pub onesweep_window: Option<u32>,
     /// Whether CUDA's ballot rankings use CUB's inline PTX (`None`: yes where they apply).
     pub ptx_ballot: Option<bool>,
 }
@@ -188,8 +184,6 @@ impl Tuning {
         runs_units: None,
         runs_vectors_per_unit: None,
         sort_row_tile: None,
-        onesweep_spins: None,
-        onesweep_window: None,
         ptx_ballot: None,
     };
 
@@ -298,20 +292,6 @@ impl Policy {
         self.profile.is_cuda()
     }
 
-    /// Look-back rounds a onesweep digit waits on a silent predecessor before counting its
-    /// keys itself: long on CUDA (resident cubes all make progress), short elsewhere.
-    pub fn onesweep_spins(&self) -> u32 {
-        self.tuning
-            .onesweep_spins
-            .map(|v| v.max(1))
-            .unwrap_or(if self.profile.is_cuda() { 1024 } else { 16 })
-    }
-
-    /// Predecessors a onesweep digit's look-back reads per round (loaded together): 8.
-    pub fn onesweep_window(&self) -> u32 {
-        self.tuning.onesweep_window.map_or(8, |v| v.clamp(1, 32))
-    }
-
     /// Whether CUDA's 32-wide ballot rankings use CUB's inline PTX: yes unless the tuning
     /// says no (on the H200 they took the u32 sort of 2^28 from 7.15-7.19 to 6.56-6.60 ms;
     /// BENCHMARKS.md at 52581a0, 2026-12-02 (H200), "CUB's PTX ballots in the radix ranking").
@@ -362,7 +342,6 @@ mod tests {
         assert!(cuda.plane_ops(PlaneOps::Auto) && !wgpu.plane_ops(PlaneOps::Auto));
         assert!(cuda.ptx_ballot() && !wgpu.ptx_ballot());
         assert!(cuda.sort_const_digits() && !wgpu.sort_const_digits());
-        assert_eq!((cuda.onesweep_spins(), wgpu.onesweep_spins()), (1024, 16));
         assert_eq!(cuda.reduce_tiles_per_cube(21_846), 8);
         assert_eq!(cuda.reduce_tiles_per_cube(100), 1);
 
@@ -371,7 +350,6 @@ mod tests {
                 plane_ops: PlaneOps::Force,
                 tile_order: TileOrder::Position,
                 reduce_tiles_per_cube: Some(3),
-                onesweep_window: Some(99),
                 ptx_ballot: Some(false),
                 runs_units: Some(48),
                 ..Tuning::default()
@@ -381,7 +359,6 @@ mod tests {
         assert!(forced.ordered_tiles() && forced.plane_ops(PlaneOps::Auto));
         assert!(!forced.plane_ops(PlaneOps::Off), "a per-call choice wins");
         assert_eq!(forced.reduce_tiles_per_cube(100), 3);
-        assert_eq!(forced.onesweep_window(), 32);
         assert_eq!(
             forced.tuning.checked_runs_units(),
             None,

@@ -9,8 +9,6 @@ use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::RadixConfig;
 use cubeprim_kernels::device::radix_histogram::{radix_histogram, PassTiles};
-use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
-use cubeprim_kernels::device::radix_onesweep::{radix_onesweep, OnesweepLookback};
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
@@ -132,107 +130,6 @@ fn define_scatter_tiles<T: Numeric, VI: Numeric, VO: Numeric>(
         values,
         write_keys,
         tiles,
-    );
-    b.build(s)
-}
-
-fn define_histogram_all<T: Numeric>(
-    name: &str,
-    threads: u32,
-    items: u32,
-    passes: u32,
-    device_len: bool,
-) -> KernelDefinition {
-    use radix_histogram_all::_T;
-    type DT = DynamicScalar<_T>;
-    let (mut b, s) = settings(name, threads);
-    register::<T, _T>(&mut b);
-    s.address_type.register(&mut b.scope);
-    let keys = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
-    let totals = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let a: Vec<_> = (0..9).map(|_| u32_arg(&mut b)).collect();
-    let [n, cpr, nc, rounds, st, sd, bb, eb, fl] = a.try_into().ok().unwrap();
-    radix_histogram_all::expand::<DT>(
-        &mut b.scope,
-        keys,
-        totals,
-        layout,
-        count,
-        n,
-        cpr,
-        nc,
-        rounds,
-        st,
-        sd,
-        bb,
-        eb,
-        fl,
-        threads,
-        items,
-        passes,
-        device_len,
-    );
-    b.build(s)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn define_onesweep<T: Numeric, VI: Numeric, VO: Numeric>(
-    name: &str,
-    cfg: RadixConfig,
-    device_len: bool,
-    values: RadixValues,
-    write_keys: bool,
-    lb: OnesweepLookback,
-) -> KernelDefinition {
-    use radix_onesweep::{_T, _VI, _VO};
-    type DT = DynamicScalar<_T>;
-    type Dvi = DynamicScalar<_VI>;
-    type Dvo = DynamicScalar<_VO>;
-    let (mut b, s) = settings(name, cfg.threads);
-    register::<T, _T>(&mut b);
-    register::<VI, _VI>(&mut b);
-    register::<VO, _VO>(&mut b);
-    s.address_type.register(&mut b.scope);
-    let keys_in = <Array<DT> as LaunchArg>::expand(&ARRAY, &mut b);
-    let values_in = <Array<Dvi> as LaunchArg>::expand(&ARRAY, &mut b);
-    let keys_out = <Array<DT> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let values_out = <Array<Dvo> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let totals = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let state = <Array<Atomic<u32>> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let view = <Array<u32> as LaunchArg>::expand_output(&ARRAY, &mut b);
-    let layout = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let count = <Array<u32> as LaunchArg>::expand(&ARRAY, &mut b);
-    let a: Vec<_> = (0..11).map(|_| u32_arg(&mut b)).collect();
-    let [n, tpr, nt, st, sd, oc, sh, bits, fl, pass, passes] = a.try_into().ok().unwrap();
-    radix_onesweep::expand::<DT, Dvi, Dvo>(
-        &mut b.scope,
-        keys_in,
-        values_in,
-        keys_out,
-        values_out,
-        totals,
-        state,
-        view,
-        layout,
-        count,
-        n,
-        tpr,
-        nt,
-        st,
-        sd,
-        oc,
-        sh,
-        bits,
-        fl,
-        pass,
-        passes,
-        cfg,
-        device_len,
-        values,
-        write_keys,
-        lb,
     );
     b.build(s)
 }
@@ -517,85 +414,27 @@ fn key_type<T: Numeric>(ty: &str) -> usize {
             count += 1;
         }
     }
-    count + onesweep_kernels::<T>(ty)
-}
-
-/// The onesweep kernels of one key type (ballot ranking only): the histogram of every pass
-/// (shared and global atomics), and the pass for each value kind, with plain polling loads
-/// (CUDA's form) or atomic ones only.
-fn onesweep_kernels<T: Numeric>(ty: &str) -> usize {
-    let mut count = 0;
-    let cfg = CFGS[1];
-    let passes = (8 * std::mem::size_of::<T>() as u32).div_ceil(8);
-    for device_len in [false, true] {
-        let name = format!("radix_histogram_all_{ty}_d{}", device_len as u8);
-        let (cuda, msl) = compile_both(&name, || {
-            define_histogram_all::<T>(&name, cfg.threads, 16, passes, device_len)
-        });
-        assert!(cuda.contains("atomicAdd"), "{name}: no atomic in CUDA C++");
-        assert!(msl.contains("atomic_fetch_add"), "{name}: no atomic in MSL");
-        count += 1;
-    }
-    let lb = |plain_reads| OnesweepLookback {
-        spins: 16,
-        steps: 8,
-        plain_reads,
-    };
-    let variants: [(&str, RadixValues, bool); 4] = [
-        ("keys", RadixValues::None, true),
-        ("iota", RadixValues::Iota, false),
-        ("load", RadixValues::Load, true),
-        ("load_nokeys", RadixValues::Load, false),
-    ];
-    for (i, (v, values, write_keys)) in variants.into_iter().enumerate() {
-        let name = format!("radix_onesweep_{ty}_{v}");
-        let (cuda, msl) = compile_both(&name, || {
-            define_onesweep::<T, u32, u32>(&name, cfg, i == 1, values, write_keys, lb(i % 2 == 0))
-        });
-        check_ranking(&name, cfg, &cuda, &msl);
-        assert!(
-            cuda.contains("atomicMax"),
-            "{name}: no fallback vote in CUDA C++"
-        );
-        assert!(
-            msl.contains("atomic_fetch_max"),
-            "{name}: no fallback vote in MSL"
-        );
-        count += 1;
-    }
-    let name = format!("radix_onesweep_{ty}_widen");
-    compile_both(&name, || {
-        define_onesweep::<T, u32, i64>(&name, cfg, false, RadixValues::Load, false, lb(true))
-    });
-    let name = format!("radix_onesweep_{ty}_u64");
-    compile_both(&name, || {
-        define_onesweep::<T, u64, u64>(&name, cfg, false, RadixValues::Load, true, lb(true))
-    });
-    let name = format!("radix_onesweep_{ty}_f16");
-    compile_both(&name, || {
-        define_onesweep::<T, f16, f16>(&name, cfg, false, RadixValues::Load, true, lb(false))
-    });
-    count + 3
+    count
 }
 
 #[test]
 fn sort_kernels_32_bit_keys() {
-    assert_eq!(key_type::<u32>("u32"), 47);
-    assert_eq!(key_type::<i32>("i32"), 47);
-    assert_eq!(key_type::<f32>("f32"), 47);
+    assert_eq!(key_type::<u32>("u32"), 38);
+    assert_eq!(key_type::<i32>("i32"), 38);
+    assert_eq!(key_type::<f32>("f32"), 38);
 }
 
 #[test]
 fn sort_kernels_16_bit_keys() {
-    assert_eq!(key_type::<f16>("f16"), 47);
-    assert_eq!(key_type::<bf16>("bf16"), 47);
+    assert_eq!(key_type::<f16>("f16"), 38);
+    assert_eq!(key_type::<bf16>("bf16"), 38);
 }
 
 #[test]
 fn sort_kernels_64_bit_keys() {
-    assert_eq!(key_type::<u64>("u64"), 47);
-    assert_eq!(key_type::<i64>("i64"), 47);
-    assert_eq!(key_type::<f64>("f64"), 47);
+    assert_eq!(key_type::<u64>("u64"), 38);
+    assert_eq!(key_type::<i64>("i64"), 38);
+    assert_eq!(key_type::<f64>("f64"), 38);
 }
 
 /// The packed argsort's first and last scatter passes (see `SortPlan::packed`), checked and on
@@ -693,7 +532,7 @@ fn ballot_ranking_any_plane_width() {
 
 /// The ballot ranking with CUB's PTX ballots (CUDA, 32-lane planes) in every kernel that ranks
 /// by ballots: the device-wide scatters (checked and full tiles, keys with loaded, packed or
-/// low-bit values), onesweep's pass, and the in-cube row sort (whose other form tests digit
+/// low-bit values) and the in-cube row sort (whose other form tests digit
 /// bits through masks).
 #[test]
 fn ptx_ballot_kernels() {
@@ -739,15 +578,6 @@ fn ptx_ballot_kernels() {
             full(56),
         )
     }));
-    let lb = OnesweepLookback {
-        spins: 1024,
-        steps: 8,
-        plain_reads: true,
-    };
-    let name = "radix_onesweep_u32_keys_ptx";
-    sources.push(compile_both(name, || {
-        define_onesweep::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, lb)
-    }));
     for (rows_cfg, tag) in [
         (cfg, "256x16"),
         (
@@ -776,8 +606,7 @@ fn ptx_ballot_kernels() {
 /// passes of the packed argsort, and the in-cube row
 /// sort of f32 with indices, on the tile 256 units x 16 keys (`CUBEPRIM_DUMP_SORT_TILE=384x20`
 /// picks another; `CUBEPRIM_DUMP_SORT_SHIFT` the full-tile kernels' digit) with the ballot ranking
-/// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_DUMP_PTX_BALLOT=0`); and onesweep's histogram
-/// and pass of the u32 and the i32 sorts.
+/// (CUB's PTX ballots, as on CUDA, unless `CUBEPRIM_DUMP_PTX_BALLOT=0`).
 #[test]
 fn dump() {
     let Ok(dir) = std::env::var("CUBEPRIM_DUMP") else {
@@ -853,32 +682,5 @@ fn dump() {
     write(name, cuda);
     let name = "radix_sort_rows_f32_i64";
     let (cuda, _) = compile_both(name, || define_rows::<f32, i64>(name, cfg, true, true));
-    write(name, cuda);
-    // Onesweep: the histogram of the four passes and the pass of the u32 sort, as CUDA runs them.
-    let name = "radix_histogram_all_u32";
-    let (cuda, _) = compile_both(name, || {
-        define_histogram_all::<u32>(name, 256, 16, 4, false)
-    });
-    write(name, cuda);
-    let lb = OnesweepLookback {
-        spins: 1024,
-        steps: 8,
-        plain_reads: true,
-    };
-    let name = "radix_onesweep_u32_keys";
-    let (cuda, _) = compile_both(name, || {
-        define_onesweep::<u32, u32, u32>(name, cfg, false, RadixValues::None, true, lb)
-    });
-    write(name, cuda);
-    // The same two kernels of the i32 sort (its keys order as u32 with the sign bit flipped).
-    let name = "radix_histogram_all_i32";
-    let (cuda, _) = compile_both(name, || {
-        define_histogram_all::<i32>(name, 256, 16, 4, false)
-    });
-    write(name, cuda);
-    let name = "radix_onesweep_i32_keys";
-    let (cuda, _) = compile_both(name, || {
-        define_onesweep::<i32, u32, u32>(name, cfg, false, RadixValues::None, true, lb)
-    });
     write(name, cuda);
 }

@@ -1510,10 +1510,10 @@ fn draw_sort_opts(cx: &mut Cx, dtype: DType) -> (SortOptions, Option<(u32, u32)>
         o = o.bits(b, e);
         bits = Some((b, e));
     }
-    o.algorithm = match cx.rng.random_range(0..10) {
-        0 | 1 => SortAlgorithm::Onesweep,
-        2 | 3 => SortAlgorithm::ReduceThenScan,
-        _ => SortAlgorithm::Auto,
+    o.algorithm = if cx.rng.random_bool(0.2) {
+        SortAlgorithm::ReduceThenScan
+    } else {
+        SortAlgorithm::Auto
     };
     o.plane_ops = draw_plane_ops(cx);
     (o, bits)

@@ -16,7 +16,7 @@ use cubeprim::cpu::{self, SortElement};
 use cubeprim::sort::Route;
 use cubeprim::{
     DType, DeviceTensor, Element, IndexType, Payload, PlaneOps, ScanOp, ScanOptions, Side,
-    SortAlgorithm, SortOptions, TopKMethod, Workspace,
+    SortOptions, TopKMethod, Workspace,
 };
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -308,13 +308,11 @@ fn sorts_keep_zeros_in_input_order() {
     sort_case::<f64>(&c, &mut ws, 2);
     sort_case::<f16>(&c, &mut ws, 3);
     sort_case::<bf16>(&c, &mut ws, 4);
-    // f32 with the other device-wide forms and the split ranking.
+    // f32 with the ballot and the split rankings.
     let mut r = rng(5);
     let x: Vec<f32> = zeros(&mut r, 1 << 18, true);
     for opts in [
-        SortOptions::default()
-            .plane_ops(PlaneOps::Force)
-            .algorithm(SortAlgorithm::Onesweep),
+        SortOptions::default().plane_ops(PlaneOps::Force),
         SortOptions::default().plane_ops(PlaneOps::Off),
         SortOptions::default().plane_ops(PlaneOps::Off).descending(),
     ] {

@@ -14,8 +14,8 @@ use crate::common;
 use common::*;
 use cubeprim::cpu::{self, SortElement};
 use cubeprim::{
-    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, PlaneOps, Side, SortAlgorithm,
-    SortOptions, SortTuning, TopKMethod, Workspace,
+    DType, DeviceTensor, Element, Error, IndexType, Len, Payload, PlaneOps, Side, SortOptions,
+    SortTuning, TopKMethod, Workspace,
 };
 use half::{bf16, f16};
 use rand::rngs::StdRng;
@@ -171,13 +171,8 @@ fn rankings_follow_the_plane_setting() {
                 p == PlaneOps::Force,
                 "{shape:?} {p:?}: {plan:?}"
             );
-            // `SortAlgorithm::Auto` never runs onesweep passes (histogram → scan → scatter).
-            assert!(plan.onesweep.is_none(), "{shape:?} {p:?}: {plan:?}");
             if p == PlaneOps::Force {
-                eprintln!(
-                    "{shape:?}: {:?} tile {:?}, onesweep {:?}",
-                    plan.route, plan.cfg, plan.onesweep
-                );
+                eprintln!("{shape:?}: {:?} tile {:?}", plan.route, plan.cfg);
             }
         }
     }
@@ -539,139 +534,6 @@ fn a_few_million_keys() {
     }
 }
 
-/// Options that ask for onesweep passes with the ranking `p`.
-fn onesweep(p: PlaneOps) -> SortOptions {
-    ranked(p).algorithm(SortAlgorithm::Onesweep)
-}
-
-/// Onesweep passes (asked for: `SortAlgorithm::Onesweep`, with the ballot ranking) over many tiles:
-/// look-backs walk long chains of predecessors, and on lavapipe (cubes of one pass run side by
-/// side) they meet predecessors that have published nothing, so the fallback (a cube counting
-/// a predecessor's digits itself) runs too. Pairs with 8-byte values, i64 argsort descending,
-/// a bit range, long rows (each its own look-back chain and digit totals), a strided view,
-/// and top-k by sorting (onesweep there only with plane operations).
-#[test]
-fn onesweep_many_tiles() {
-    let Some(c) = client() else { return };
-    let mut ws = workspace();
-    let mut r = rng(25);
-    let p = PlaneOps::Force;
-    let n = 1_500_000;
-    let plan = cubeprim::sort_plan(
-        &c,
-        &[n],
-        DType::F32,
-        Payload::Values(DType::U64),
-        false,
-        onesweep(p),
-    )
-    .unwrap();
-    assert!(plan.onesweep.is_some(), "{plan:?}");
-    assert!(plan.tiles_per_row >= 128, "{plan:?}");
-
-    // f32 keys with ties and special values, u64 values.
-    let keys: Vec<f32> = special(&mut r, n);
-    let vals: Vec<u64> = (0..n as u64).map(|i| i * 0x1_0000_0001).collect();
-    let order = cpu::argsort_rows(&keys, n, false);
-    if supports(&c, DType::U64) {
-        let (k, v) = cubeprim::sort_pairs(
-            &c,
-            &upload(&c, &keys, &[n]),
-            &upload(&c, &vals, &[n]),
-            onesweep(p),
-            &mut ws,
-        )
-        .unwrap();
-        let want_k = cpu::permute_rows(&keys, n, &order).unwrap();
-        let got_k = k.to_vec::<f32>(&c);
-        assert!(
-            bytes_eq(&got_k, &want_k),
-            "pairs keys: {}",
-            first_diff(&got_k, &want_k)
-        );
-        let want_v = cpu::permute_rows(&vals, n, &order).unwrap();
-        let got_v = v.to_vec::<u64>(&c);
-        assert!(
-            got_v == want_v,
-            "pairs values: {}",
-            first_diff(&got_v, &want_v)
-        );
-    }
-
-    // u32 keys: argsort (i64) descending, and a bit range (two passes of 8 bits and one of 2).
-    let k32: Vec<u32> = (0..n).map(|_| r.random()).collect();
-    check_rows(
-        &c,
-        &mut ws,
-        &k32,
-        &[n],
-        onesweep(p).descending(),
-        IndexType::I64,
-    );
-    let (b, e) = (3, 21);
-    let idx = cubeprim::argsort(
-        &c,
-        &upload(&c, &k32, &[n]),
-        IndexType::U32,
-        onesweep(p).bits(b, e),
-        &mut ws,
-    )
-    .unwrap();
-    let got = read_idx(&c, &idx);
-    let want: Vec<i64> = cpu::argsort_rows_bits(&k32, n, false, b, e)
-        .unwrap()
-        .into_iter()
-        .map(i64::from)
-        .collect();
-    assert!(got == want, "bits [{b}, {e}): {}", first_diff(&got, &want));
-
-    // Several long rows, and the same rows as a strided (transposed) view.
-    let (rows, m) = (3, 300_000);
-    let data: Vec<i32> = (0..rows * m).map(|_| r.random_range(-3000..3000)).collect();
-    check_rows(&c, &mut ws, &data, &[rows, m], onesweep(p), IndexType::U32);
-    let t = upload(&c, &data, &[m, rows]).transpose(0, 1).unwrap();
-    let view = gather_view(&data, &t.shape, &t.strides, t.offset);
-    check_view(
-        &c,
-        &mut ws,
-        &t,
-        &view,
-        onesweep(p).descending(),
-        IndexType::U32,
-    );
-
-    // Top-k by sorting: the last pass keeps the first k of each row.
-    let (rows, m, k) = (2, 200_000, 1000);
-    let data: Vec<f32> = special(&mut r, rows * m);
-    let x = upload(&c, &data, &[rows, m]);
-    let (v, i) =
-        cubeprim::top_k_with(&c, &x, k, true, IndexType::U32, TopKMethod::Sort, &mut ws).unwrap();
-    let order = cpu::argsort_rows(&data, m, true);
-    let want_i: Vec<i64> = (0..rows)
-        .flat_map(|row| order[row * m..row * m + k].iter().map(|&j| i64::from(j)))
-        .collect();
-    let want_v: Vec<f32> = (0..rows)
-        .flat_map(|row| {
-            let d = &data[row * m..(row + 1) * m];
-            order[row * m..row * m + k]
-                .iter()
-                .map(move |&j| d[j as usize])
-        })
-        .collect();
-    let got_v = v.to_vec::<f32>(&c);
-    assert!(
-        bytes_eq(&got_v, &want_v),
-        "top-k values: {}",
-        first_diff(&got_v, &want_v)
-    );
-    let got_i = read_idx(&c, &i);
-    assert!(
-        got_i == want_i,
-        "top-k indices: {}",
-        first_diff(&got_i, &want_i)
-    );
-}
-
 /// Pairs: stability (values are the positions) on adversarial patterns; 8- and 2-byte values.
 #[test]
 fn pairs_patterns_and_stability() {
@@ -792,8 +654,7 @@ fn device_resident_length() {
     let vals: Vec<u32> = (0..cap as u32).collect();
     let x = upload(&c, &keys, &[cap]);
     let v = upload(&c, &vals, &[cap]);
-    // Sized for both rankings (the ballot ranking's onesweep passes need less than the
-    // histogram → scan → scatter passes).
+    // Sized for both rankings.
     let bytes = RANKINGS
         .map(|p| {
             cubeprim::sort_workspace_bytes(
@@ -1140,7 +1001,6 @@ crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>
     full_tile_histogram_groups,
     packed_argsort,
     a_few_million_keys,
-    onesweep_many_tiles,
     pairs_patterns_and_stability,
     bit_ranges,
     device_resident_length,

@@ -255,20 +255,6 @@ fn run<R: Runtime>(device: &R::Device, cases: Cases) -> Report {
             // Whether the i32 sort's time is its data or its turn: the u32 keys again, then
             // i32 keys whose order bits are the u32 keys' own (the same passes, same data).
             u32_case(&mut ws, &mut report, &src, "sort u32 keys (again)");
-            // Onesweep (one pass per digit, look-back between tiles) against the plan's
-            // histogram -> scan -> scatter, same keys, same run.
-            let one = opts.algorithm(cubeprim::SortAlgorithm::Onesweep);
-            let label = ("sort u32 keys (onesweep)", "u32");
-            keys_case(
-                &client,
-                &mut ws,
-                one,
-                &src,
-                U32_ORDER,
-                label,
-                reps,
-                &mut report,
-            );
             let same: Vec<i32> = src.iter().map(|&u| (u ^ 0x8000_0000) as i32).collect();
             drop(src);
             let label = ("sort i32 keys (the u32 keys' order bits)", "i32");
@@ -497,9 +483,8 @@ pub struct Args {
     /// and the row sort with indices only.
     #[arg(long)]
     core: bool,
-    /// The copy floor and the 1-D u32 and i32 sorts only, then the u32 sort again, the u32 sort
-    /// through onesweep, and an i32 sort of the u32 keys' order bits (whether a sort's time is
-    /// its data or its turn).
+    /// The copy floor and the 1-D u32 and i32 sorts only, then the u32 sort again and an i32 sort
+    /// of the u32 keys' order bits (whether a sort's time is its data or its turn).
     #[arg(long)]
     keys: bool,
     /// The copy floor and the 1-D f32 argsorts only.

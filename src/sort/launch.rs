@@ -6,10 +6,7 @@ use crate::{DType, DeviceTensor, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
-use cubeprim_kernels::device::fill::fill_u32;
 use cubeprim_kernels::device::radix_histogram::{radix_histogram, PassTiles, HISTOGRAM_GROUP};
-use cubeprim_kernels::device::radix_histogram_all::radix_histogram_all;
-use cubeprim_kernels::device::radix_onesweep::radix_onesweep;
 use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
@@ -304,13 +301,6 @@ fn device_wide<R: Runtime>(
         DType::U32,
     );
     let flip = if b.descending { u32::MAX } else { 0 };
-    let totals = sub(&temp, t.totals, 4 * t.totals_len.max(1));
-    let state = sub(&temp, t.state, 4 * t.state_len.max(1));
-    if plan.onesweep.is_some() {
-        // Every pass's digit totals, from the first pass's input.
-        fill_zero(client, &totals, t.totals_len);
-        launch_histogram_all(client, plan, key, b, &totals, flip, &dummy);
-    }
     let p_last = plan.passes - 1;
     // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot).
     let full_rows = b.out_cols as usize == plan.n;
@@ -400,13 +390,6 @@ fn device_wide<R: Runtime>(
             shift,
             bits,
         };
-        if plan.onesweep.is_some() {
-            fill_zero(client, &state, t.state_len);
-            launch_onesweep(
-                client, plan, key, vk, b, &pass, p, &totals, &state, flip, &dummy,
-            );
-            continue;
-        }
         launch_histogram(client, plan, key, b, &pass, &counts, flip, &dummy);
         scan_into(
             client,
@@ -421,123 +404,6 @@ fn device_wide<R: Runtime>(
         launch_scatter(client, plan, key, vk, b, &pass, &offsets, flip, &dummy);
     }
     Ok(())
-}
-
-/// Zeroes the first `words` words of `h`.
-fn fill_zero<R: Runtime>(client: &ComputeClient<R>, h: &Handle, words: usize) {
-    let cubes = words.div_ceil(256).max(1) as u32;
-    fill_u32::launch::<R>(
-        client,
-        crate::device::cube_count_2d(cubes),
-        CubeDim::new_1d(256),
-        arg(h, words),
-        0u32,
-    );
-}
-
-/// Onesweep's histogram of every pass's digits, from the first pass's input (`b.keys`).
-fn launch_histogram_all<R: Runtime>(
-    client: &ComputeClient<R>,
-    plan: &SortPlan,
-    key: DType,
-    b: &SortBuffers<'_>,
-    totals: &Handle,
-    flip: u32,
-    dummy: &Handle,
-) {
-    let o = plan.onesweep.expect("a onesweep plan");
-    let cubes = plan.rows as u32 * o.hist_cubes_per_row;
-    with_key!(key, |K| unsafe {
-        radix_histogram_all::launch_unchecked::<K, R>(
-            client,
-            SortPlan::cube_count(cubes),
-            CubeDim::new_1d(plan.cfg.threads),
-            arg(&b.keys.handle, b.keys.len),
-            arg(totals, plan.temp.totals_len),
-            arg(&b.keys.layout, b.keys.layout_len),
-            arg(b.count.unwrap_or(dummy), 1),
-            plan.n as u32,
-            o.hist_cubes_per_row,
-            cubes,
-            o.hist_rounds,
-            b.keys.stride,
-            1,
-            plan.begin_bit,
-            plan.end_bit,
-            flip,
-            plan.cfg.threads,
-            o.hist_items,
-            plan.passes,
-            b.count.is_some(),
-        )
-    });
-}
-
-/// One onesweep pass (`p`): rank, look back over the digit counts of the tiles before, scatter.
-#[allow(clippy::too_many_arguments)]
-fn launch_onesweep<R: Runtime>(
-    client: &ComputeClient<R>,
-    plan: &SortPlan,
-    key: DType,
-    vk: ValueKind,
-    b: &SortBuffers<'_>,
-    pass: &Pass<'_>,
-    p: u32,
-    totals: &Handle,
-    state: &Handle,
-    flip: u32,
-    dummy: &Handle,
-) {
-    let o = plan.onesweep.expect("a onesweep plan");
-    let data = plan.rows * plan.n;
-    let out_len = plan.rows * b.out_cols as usize;
-    let state_len = plan.temp.state_len;
-    // The state again for plain polling loads (CUDA); wgpu may not bind one buffer twice.
-    let (view, view_len) = if o.lookback.plain_reads {
-        (state, state_len)
-    } else {
-        (dummy, 1)
-    };
-    with_key!(key, |K| {
-        macro_rules! go {
-            ($VI:ty, $VO:ty) => {{
-                let io = pass.io_args::<R>(data, out_len, dummy);
-                unsafe {
-                    radix_onesweep::launch_unchecked::<K, $VI, $VO, R>(
-                        client,
-                        SortPlan::cube_count(plan.num_tiles),
-                        CubeDim::new_1d(plan.cfg.threads),
-                        io.0,
-                        io.1,
-                        io.2,
-                        io.3,
-                        arg(totals, plan.temp.totals_len),
-                        arg(state, state_len),
-                        arg(view, view_len),
-                        arg(pass.layout, pass.layout_len),
-                        arg(b.count.unwrap_or(dummy), 1),
-                        plan.n as u32,
-                        plan.tiles_per_row,
-                        plan.num_tiles,
-                        pass.in_stride,
-                        pass.strided,
-                        pass.out_cols,
-                        pass.shift,
-                        pass.bits,
-                        flip,
-                        p,
-                        plan.passes,
-                        plan.cfg,
-                        b.count.is_some(),
-                        pass.values,
-                        pass.keys_out.is_some(),
-                        o.lookback,
-                    )
-                }
-            }};
-        }
-        with_pass_values!(vk, pass, go);
-    });
 }
 
 /// Whether a pass's full tiles can be read by the kernels built for them ([`PassTiles::Full`]):

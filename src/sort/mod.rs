@@ -72,7 +72,7 @@ use launch::{with_key, KeysIn, SortBuffers};
 pub(crate) use plan::ValueKind;
 /// The sort's planning internals, public for the tests and benchmarks.
 #[doc(hidden)]
-pub use plan::{OnesweepPlan, Route, SelectPlan, SortPlan};
+pub use plan::{Route, SelectPlan, SortPlan};
 
 /// How [`top_k_with`] finds the `k` best keys of each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -174,18 +174,19 @@ pub struct SortOptions {
 }
 
 /// The device-wide form of a sort (rows that fit one cube are always sorted inside it).
+///
+/// Per digit: tile histograms → scan of the counts → scatter, on every device. A onesweep form
+/// (CUB's: one histogram of every digit, then one ranking and scatter kernel per digit with a
+/// look-back between tiles) was measured slower for 2^28 u32 keys on both cards, 11.14
+/// against 6.57 ms on the H100 and 11.6 against 9.5 ms on the H200 (BENCHMARKS.md, "What was
+/// learned"), so no device chose it and it was removed; a faster form would come back as a new
+/// variant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SortAlgorithm {
-    /// The plan's choice: histogram → scan → scatter, on every device. It measured faster than
-    /// onesweep for 2^28 u32 keys on both cards: 6.57 against 11.14 ms on the H100 (device
-    /// clock, same run, 2026-12-07; `benches/results/h100-2026-12-07.json`, `sort u32 keys`
-    /// and `sort u32 keys (onesweep)`), 9.5 against 11.6 ms on the H200 (BENCHMARKS.md at
-    /// 52581a0, 2026-12-02 (H200), "grids without empty cubes").
+    /// The plan's choice: histogram → scan → scatter.
     #[default]
     Auto,
-    /// Onesweep passes where they apply (ballot ranking available, rows shorter than 2^30
-    /// keys); histogram → scan → scatter otherwise.
-    Onesweep,
     /// Per digit: tile histograms → scan of the counts → scatter. No cube waits on another.
     ReduceThenScan,
 }

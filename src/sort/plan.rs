@@ -1,7 +1,7 @@
 //! Plain data chosen on the host: how a sort is cut into rows, tiles and digit passes.
 
 use super::to_u32;
-use super::{SortAlgorithm, SortOptions};
+use super::SortOptions;
 use crate::scan::{scan_state_bytes, PlaneOps, ScanOptions};
 use crate::tuning::{Policy, Tuning};
 use crate::workspace::workspace_bytes;
@@ -9,9 +9,6 @@ use crate::{DType, Error, Result};
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::{match_counter_slots, radix_slots, RadixConfig, DIGIT_BITS};
 use cubeprim_kernels::device::radix_histogram::RADIX;
-use cubeprim_kernels::device::radix_onesweep::{
-    onesweep_extra_shared_bytes, onesweep_state_words, OnesweepLookback, MAX_ROW,
-};
 
 /// Tiles of the in-cube row sort, smallest first: (units, keys per unit).
 const ROW_TILES: [(u32, u32); 9] = [
@@ -69,8 +66,7 @@ const WIDE_KEYS_TILE: (u32, u32) = (384, 16);
 pub enum Route {
     /// Each row inside one cube (rows that fit one tile).
     InCube,
-    /// Device-wide passes: per digit, tile histograms → scan of the counts → scatter; or, with
-    /// [`SortPlan::onesweep`], one histogram of every digit, then one kernel per digit.
+    /// Device-wide passes: per digit, tile histograms → scan of the counts → scatter.
     DeviceWide,
 }
 
@@ -103,12 +99,6 @@ pub struct TempLayout {
     pub keys: [usize; 2],
     pub values: [usize; 2],
     pub counts_len: usize,
-    /// Onesweep: the digit totals of every row and pass (`totals_len` words) and the look-back
-    /// state of one pass (`state_len` words, zeroed before each pass).
-    pub totals: usize,
-    pub totals_len: usize,
-    pub state: usize,
-    pub state_len: usize,
     pub total: usize,
     /// The ping-pong keys and values are buffers of their own, allocated per call, not regions
     /// of the temp area: with them the workspace would pass the runtime's largest buffer (a
@@ -116,20 +106,6 @@ pub struct TempLayout {
     /// largest buffer of 2 147 483 584), while each of them fits one. `keys` and `values` are
     /// unused then, and `total` leaves them out.
     pub apart: bool,
-}
-
-/// The onesweep form of the device-wide route
-/// ([`radix_histogram_all`](cubeprim_kernels::device::radix_histogram_all) once, then
-/// [`radix_onesweep`](cubeprim_kernels::device::radix_onesweep) per digit).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OnesweepPlan {
-    /// Histogram kernel: keys per unit per round, cubes per row, rounds (tiles of
-    /// `cfg.threads * hist_items` keys) per cube.
-    pub hist_items: u32,
-    pub hist_cubes_per_row: u32,
-    pub hist_rounds: u32,
-    pub lookback: OnesweepLookback,
 }
 
 /// Everything a sort launch needs.
@@ -148,9 +124,6 @@ pub struct SortPlan {
     /// Look-back state of the scan of the counts (device-wide only).
     pub state_bytes: usize,
     pub temp: TempLayout,
-    /// Set where onesweep passes were asked for ([`SortAlgorithm`]) and apply (ballot ranking,
-    /// rows shorter than 2^30 keys); else the passes are histogram → scan → scatter.
-    pub onesweep: Option<OnesweepPlan>,
     /// The scan of the counts, `[rows, 256 * tiles_per_row]`.
     pub counts_shape: [usize; 2],
     /// Scatter kernels of full tiles are built per digit, its shift, width and direction
@@ -182,12 +155,6 @@ pub(crate) fn pass_bytes(packed: bool, key: DType, values: ValueKind) -> (usize,
 
 fn align(b: usize) -> usize {
     b.div_ceil(256) * 256
-}
-
-/// Whether device-wide sorts may run as onesweep passes: asked for ([`SortAlgorithm::Auto`]
-/// is histogram → scan → scatter, which measured faster: see [`SortAlgorithm::Auto`]).
-pub fn onesweep_wanted(a: SortAlgorithm) -> bool {
-    a == SortAlgorithm::Onesweep
 }
 
 /// A radix tile of `threads` units of `items` keys under `policy`. With `plane_ops`, tiles are
@@ -270,29 +237,16 @@ impl SortPlan {
             };
             radix_slots(c.tile_len()) * (ks + idx) + rank_bytes(c) + 256
         };
-        // Onesweep applies where tiles are ranked by ballots (plane widths permitting) and rows
-        // are shorter than the 30-bit counts of its look-back state.
-        let onesweep = onesweep_wanted(opts.algorithm) && n < MAX_ROW && cfg_of((32, 1)).plane_ops;
         // Device-wide passes of a packed argsort move one u64 word per key (`packed`).
         let packed = opts.pack_indices.unwrap_or(true)
             && !keys_out
             && matches!(values, ValueKind::Indices(_))
             && ks == 4
             && passes >= 2
-            && !onesweep
             && wide_counts;
         let (dks, dvs) = pass_bytes(packed, key, values);
         let dev_bytes = |c: RadixConfig| {
-            let extra = if onesweep {
-                onesweep_extra_shared_bytes(c.threads)
-            } else {
-                0
-            };
-            radix_slots(c.tile_len()) * (dks + dvs)
-                + rank_bytes(c)
-                + 8 * RADIX as usize
-                + 256
-                + extra
+            radix_slots(c.tile_len()) * (dks + dvs) + rank_bytes(c) + 8 * RADIX as usize + 256
         };
         // Units a cube can launch: at least a plane's worth for the ranking, a whole count of
         // planes where tiles are ranked by ballots.
@@ -323,14 +277,13 @@ impl SortPlan {
                 num_tiles: to_u32(rows, "row count")?,
                 state_bytes: 0,
                 temp: TempLayout::default(),
-                onesweep: None,
                 counts_shape: [0, 0],
                 const_digits: false,
                 packed: false,
             });
         }
         // The tile tried first where tiles are ranked by ballots (else the listed tiles only).
-        let ballots = !onesweep && cfg_of((32, 1)).plane_ops;
+        let ballots = cfg_of((32, 1)).plane_ops;
         let first_tile = match (dks, dvs) {
             (..=4, 4) => Some(PAIRS_TILE),
             (4, 0) => Some(KEYS_TILE),
@@ -380,51 +333,18 @@ impl SortPlan {
         }
         let tiles_per_row = to_u32(n.div_ceil(cfg.tile_len() as usize).max(1), "tile count")?;
         let num_tiles = to_u32(rows * tiles_per_row as usize, "tile count")?;
-        let onesweep = (onesweep && cfg.plane_ops).then(|| {
-            // Histogram tiles of 16 keys per unit (8 of 8-byte keys); about 8 cubes per SM
-            // (256 without a count), each over consecutive tiles of its row.
-            let hist_items = if ks > 4 { 8 } else { 16 };
-            let hist_tile = (cfg.threads * hist_items) as usize;
-            let target = policy
-                .profile
-                .multiprocessors
-                .map_or(256, |s| 8 * s as usize);
-            let tiles = n.div_ceil(hist_tile).max(1);
-            let per_row = tiles.min(target.div_ceil(rows.max(1)).max(1));
-            let rounds = tiles.div_ceil(per_row);
-            OnesweepPlan {
-                hist_items,
-                hist_cubes_per_row: tiles.div_ceil(rounds) as u32,
-                hist_rounds: rounds as u32,
-                lookback: OnesweepLookback {
-                    spins: policy.onesweep_spins(),
-                    steps: policy.onesweep_window(),
-                    plain_reads: policy.plain_reads(),
-                },
-            }
-        });
-        let (counts_len, counts_shape, state_bytes) = if onesweep.is_some() {
-            to_u32(
-                rows * onesweep_hist_cubes(&onesweep),
-                "histogram cube count",
-            )?;
-            to_u32(onesweep_state_words(num_tiles), "onesweep state")?;
-            (0, [0, 0], 0)
-        } else {
-            let counts_len = rows * RADIX as usize * tiles_per_row as usize;
-            to_u32(counts_len, "digit-count table")?;
-            let counts_shape = [rows, RADIX as usize * tiles_per_row as usize];
-            let state_bytes = scan_state_bytes(
-                client,
-                tuning,
-                &counts_shape,
-                1,
-                DType::U32,
-                false,
-                ScanOptions::default().exclusive().plane_ops(opts.plane_ops),
-            )?;
-            (counts_len, counts_shape, state_bytes)
-        };
+        let counts_len = rows * RADIX as usize * tiles_per_row as usize;
+        to_u32(counts_len, "digit-count table")?;
+        let counts_shape = [rows, RADIX as usize * tiles_per_row as usize];
+        let state_bytes = scan_state_bytes(
+            client,
+            tuning,
+            &counts_shape,
+            1,
+            DType::U32,
+            false,
+            ScanOptions::default().exclusive().plane_ops(opts.plane_ops),
+        )?;
         let mut at = 0usize;
         let mut region = |bytes: usize| {
             let r = at;
@@ -433,16 +353,6 @@ impl SortPlan {
         };
         let counts = region(4 * counts_len);
         let offsets = region(4 * counts_len);
-        let (totals_len, state_len) = if onesweep.is_some() {
-            (
-                rows * passes as usize * RADIX as usize,
-                onesweep_state_words(num_tiles),
-            )
-        } else {
-            (0, 0)
-        };
-        let totals = region(4 * totals_len);
-        let state = region(4 * state_len);
         let data = rows * n;
         let (mut keys, mut vals) = ([0; 2], [0; 2]);
         if passes > 1 {
@@ -463,10 +373,6 @@ impl SortPlan {
             keys,
             values: vals,
             counts_len,
-            totals,
-            totals_len,
-            state,
-            state_len,
             total: at,
             apart,
         };
@@ -482,7 +388,6 @@ impl SortPlan {
             num_tiles,
             state_bytes,
             temp,
-            onesweep,
             counts_shape,
             const_digits: opts
                 .const_digits
@@ -503,10 +408,6 @@ impl SortPlan {
     pub fn cube_count(cubes: u32) -> CubeCount {
         crate::device::cube_count_2d(cubes)
     }
-}
-
-fn onesweep_hist_cubes(o: &Option<OnesweepPlan>) -> usize {
-    o.map_or(0, |o| o.hist_cubes_per_row as usize)
 }
 
 /// The tile of the selection top-k ([`cubeprim_kernels::device::radix_select_rows`]): rows of

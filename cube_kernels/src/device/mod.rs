@@ -9,8 +9,6 @@
 //! - [`fill`]: fills a `u32` buffer (resets the look-back state);
 //! - [`radix_histogram`], [`radix_scatter`]: the two kernels of one device-wide radix-sort digit
 //!   pass (tile histograms → scan of the counts → stable scatter);
-//! - [`radix_histogram_all`], [`radix_onesweep`]: the onesweep sort (every pass's digit totals
-//!   in one read, then one kernel per pass: rank, look back over digit counts, scatter);
 //! - [`radix_sort_rows`]: rows that fit one tile, sorted inside one cube each;
 //! - [`search_sorted`]: searchsorted / bucketize.
 //! - [`select`]: single-pass stream compaction (select, partition, nonzero, count);
@@ -28,8 +26,6 @@ pub mod histogram;
 pub mod index;
 pub mod lookback;
 pub mod radix_histogram;
-pub mod radix_histogram_all;
-pub mod radix_onesweep;
 pub mod radix_scatter;
 pub mod radix_select_rows;
 pub mod radix_sort_rows;
