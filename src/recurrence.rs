@@ -50,14 +50,15 @@ pub fn initial_state_shape(shape: &[usize], axis: usize) -> Vec<usize> {
 /// row's entry of `h0` (the shape without the axis, the same dtype). f16 and bf16 compute in
 /// f32. Returns `h`, contiguous, of the inputs' shape and dtype.
 ///
-/// On the device the running product of the multipliers travels in f32, so f64 inputs are
-/// refused there ([`Error::UnsupportedDType`]); [`crate::cpu::linear_recurrence`] computes them
-/// in f64.
+/// f32, f16 and bf16 run in one pass (the scans' look-back, the running product of the
+/// multipliers carried in f32); f64, where the runtime has it, keeps f64 throughout, in chunks
+/// solved in three steps (not a single pass; see `run_chunked` in the source).
 ///
 /// # Errors
 ///
 /// [`Error::ShapeMismatch`] for `a`, `b` (or `h0`) of other shapes, [`Error::UnsupportedDType`]
-/// for another dtype than `b`'s, an integer dtype or f64, [`Error::AxisOutOfRange`], and the
+/// for another dtype than `b`'s, an integer dtype, or f64 on a runtime without it,
+/// [`Error::AxisOutOfRange`], and the
 /// errors of [`scan`](crate::scan()) for views and sizes.
 ///
 /// # Example
@@ -140,6 +141,10 @@ fn run<R: Runtime>(
             crate::validate::input(client, what, t)?;
         }
     }
+    if b.dtype == DType::F64 {
+        let axis = resolve_axis(axis, b.rank())?;
+        return run_chunked(client, a, b, h0, output, axis, opts.reverse);
+    }
     // The kernel reads `a` with `b`'s layout, and `h0` row by row from its start.
     let same_layout = (a.is_contiguous() && b.is_contiguous())
         || (a.strides == b.strides && a.offset == b.offset);
@@ -189,7 +194,7 @@ fn check_args<R: Runtime>(
     h0: Option<&DeviceTensor<R>>,
     axis: isize,
 ) -> Result<()> {
-    check_dtype(b.dtype, R::name(client))?;
+    check_dtype(client, b.dtype)?;
     if a.shape != b.shape {
         return Err(Error::ShapeMismatch {
             expected: b.shape.clone(),
@@ -219,22 +224,161 @@ fn check_args<R: Runtime>(
     Ok(())
 }
 
-/// Floats only; f64 not on the device (the running product travels in f32).
-pub(crate) fn check_dtype(dtype: DType, runtime: &str) -> Result<()> {
+/// Floats only, f64 where the runtime has it.
+pub(crate) fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Result<()> {
     match dtype {
         DType::F32 | DType::F16 | DType::BF16 => Ok(()),
-        DType::F64 => Err(Error::UnsupportedDType {
-            dtype,
-            reason: format!(
-                "the {runtime} linear recurrence carries the product of the multipliers in f32; \
-                 cubeprim::cpu::linear_recurrence computes f64"
-            ),
-        }),
+        DType::F64 => crate::scan::launch::check_dtype(client, dtype),
         _ => Err(Error::UnsupportedDType {
             dtype,
             reason: "a linear recurrence is defined for floats".into(),
         }),
     }
+}
+
+/// Steps a unit of the chunked recurrence composes ([`run_chunked`]).
+const CHUNK: u32 = 32;
+/// Units per cube of the chunked recurrence.
+const CHUNK_UNITS: u32 = 256;
+
+/// The recurrence in f64, whose multipliers' running product the scans' look-back cannot carry
+/// (it travels in a 32-bit word, see [`Affine`]): in chunks of [`CHUNK`] steps, each composed
+/// into one affine pair by one unit, the chunks' pairs solved the same way (recursively, until a
+/// row fits one chunk), then each chunk run again from the state entering it
+/// ([`recurrence_chunks`](cubeprim_kernels::device::recurrence_chunks)). `a` and `b` are read
+/// twice and the temporaries are 2 / [`CHUNK`] of the data, so it is not a single pass; f64 is
+/// the precision path, not the fast one.
+fn run_chunked<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: &DeviceTensor<R>,
+    b: &DeviceTensor<R>,
+    h0: Option<&DeviceTensor<R>>,
+    output: &DeviceTensor<R>,
+    axis: usize,
+    reverse: bool,
+) -> Result<()> {
+    crate::validate::args(
+        client,
+        &[("b", Some(b)), ("a", Some(a)), ("h0", h0)],
+        &[("the output", Some(output))],
+    )?;
+    crate::scan::launch::check_output(output, &b.shape, b.dtype)?;
+    if b.num_elements() == 0 {
+        return Ok(());
+    }
+    let own = |t: &DeviceTensor<R>| -> Result<Option<DeviceTensor<R>>> {
+        (!t.is_contiguous())
+            .then(|| contiguous(client, t))
+            .transpose()
+    };
+    let (a_c, b_c) = (own(a)?, own(b)?);
+    let h0_c = h0.map(own).transpose()?.flatten();
+    let a = a_c.as_ref().unwrap_or(a);
+    let b = b_c.as_ref().unwrap_or(b);
+    let h0 = h0_c.as_ref().or(h0);
+    let dims = Dims {
+        outer: b.shape[..axis].iter().product(),
+        len: b.shape[axis],
+        inner: b.shape[axis + 1..].iter().product(),
+    };
+    chunked(
+        client,
+        &a.handle,
+        &b.handle,
+        h0.map(|h| &h.handle),
+        &output.handle,
+        dims,
+        reverse,
+    )
+}
+
+/// A contiguous `[outer, len, inner]` tensor along its middle axis.
+#[derive(Clone, Copy)]
+struct Dims {
+    outer: usize,
+    len: usize,
+    inner: usize,
+}
+
+/// [`run_chunked`]'s recursion: `out` = the recurrence of `a`, `b` (f64, `dims`) from `h0`.
+fn chunked<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: &cubecl::server::Handle,
+    b: &cubecl::server::Handle,
+    h0: Option<&cubecl::server::Handle>,
+    out: &cubecl::server::Handle,
+    dims: Dims,
+    reverse: bool,
+) -> Result<()> {
+    use cubeprim_kernels::device::recurrence_chunks::{affine_apply, affine_chunks};
+    let n = dims.outer * dims.len * dims.inner;
+    let chunks = dims.len.div_ceil(CHUNK as usize);
+    let units = dims.outer * chunks * dims.inner;
+    let units32 = to_u32(units, "the chunked recurrence's units")?;
+    let len = to_u32(dims.len, "the recurrence's length")?;
+    let inner = to_u32(dims.inner, "the recurrence's inner size")?;
+    let chunks32 = to_u32(chunks, "the recurrence's chunks")?;
+    let count = crate::device::cube_count_2d(units32.div_ceil(CHUNK_UNITS));
+    let dim = CubeDim::new_1d(CHUNK_UNITS);
+    let arr = |h: &cubecl::server::Handle, len: usize| {
+        // SAFETY: every handle holds `len` f64 (the caller's tensors were checked against theirs).
+        unsafe { ArrayArg::from_raw_parts(h.clone(), len) }
+    };
+    let states = if chunks > 1 {
+        let agg_a = crate::alloc::empty(client, units * 8)?;
+        let agg_b = crate::alloc::empty(client, units * 8)?;
+        // SAFETY: units below `units` read steps of their own chunk, inside `n`, and write their
+        // own entry of the `units` pairs.
+        unsafe {
+            affine_chunks::launch_unchecked::<f64, R>(
+                client,
+                count.clone(),
+                dim,
+                arr(a, n),
+                arr(b, n),
+                arr(&agg_a, units),
+                arr(&agg_b, units),
+                len,
+                inner,
+                chunks32,
+                units32,
+                CHUNK,
+                reverse,
+            )
+        };
+        let states = crate::alloc::empty(client, units * 8)?;
+        let over_chunks = Dims {
+            len: chunks,
+            ..dims
+        };
+        chunked(client, &agg_a, &agg_b, h0, &states, over_chunks, reverse)?;
+        Some(states)
+    } else {
+        None
+    };
+    let rows = dims.outer * dims.inner;
+    // SAFETY: as above; `states` holds `units` f64 where there is more than one chunk (else it
+    // is never read), `h0` `rows` where given (else never read).
+    unsafe {
+        affine_apply::launch_unchecked::<f64, R>(
+            client,
+            count,
+            dim,
+            arr(a, n),
+            arr(b, n),
+            states.as_ref().map_or_else(|| arr(a, 1), |s| arr(s, units)),
+            h0.map_or_else(|| arr(a, 1), |h| arr(h, rows)),
+            arr(out, n),
+            len,
+            inner,
+            chunks32,
+            units32,
+            CHUNK,
+            reverse,
+            h0.is_some(),
+        )
+    };
+    Ok(())
 }
 
 /// A contiguous copy of the view `t` (one kernel, one unit per element).

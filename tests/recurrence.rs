@@ -12,11 +12,12 @@
 use crate::common;
 
 use common::*;
-use cubecl::Runtime;
 use cubeprim::cpu::ScanElement;
 use cubeprim::ops::Affine;
 use cubeprim::scan::tile_len;
-use cubeprim::{DType, Element, Error, PlaneOps, RecurrenceOptions, ScanTuning, Workspace};
+use cubeprim::{
+    DType, DeviceTensor, Element, Error, PlaneOps, RecurrenceOptions, ScanTuning, Workspace,
+};
 use half::{bf16, f16};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -219,6 +220,63 @@ fn every_axis() {
     }
 }
 
+/// f64 on the device (chunks of 32 steps solved in three steps, recursively: no look-back):
+/// lengths around one, two and three levels of chunks, both directions, with and without `h0`,
+/// every axis of 3-D shapes, a strided view, and the tolerance of f64 (1e-12 of the bound).
+/// lavapipe has f64; a runtime without it refuses with `UnsupportedDType` (CUDA always has it).
+#[test]
+fn f64_on_the_device() {
+    let Some(c) = client() else { return };
+    let mut ws = Workspace::new();
+    let mut rng = rng(46);
+    if !supports(&c, DType::F64) {
+        let a64 = upload(&c, &[0.5f64; 4], &[4]);
+        let got = cubeprim::linear_recurrence(&c, &a64, &a64, None, 0, Default::default(), &mut ws);
+        assert!(
+            matches!(got, Err(Error::UnsupportedDType { .. })),
+            "{got:?}"
+        );
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI's lavapipe is expected to have f64"
+        );
+        return;
+    }
+    for n in [0usize, 1, 2, 31, 32, 33, 1023, 1024, 1025, 32 * 32 * 32 + 5] {
+        for reverse in [false, true] {
+            let opts = RecurrenceOptions {
+                reverse,
+                ..Default::default()
+            };
+            check::<f64>(&c, &mut ws, &mut rng, &[n], 0, opts, n % 2 == 0);
+        }
+    }
+    for shape in [[3usize, 5, 7], [2, 1, 2000], [4, 700, 3], [7, 0, 3]] {
+        for axis in 0..3 {
+            for reverse in [false, true] {
+                let opts = RecurrenceOptions {
+                    reverse,
+                    ..Default::default()
+                };
+                check::<f64>(&c, &mut ws, &mut rng, &shape, axis, opts, axis != 1);
+            }
+        }
+    }
+    // A transposed view of `a` (copied to a contiguous buffer first), into a given output.
+    let (rows, len) = (3usize, 1500usize);
+    let (a, b) = inputs(&mut rng, rows * len);
+    let at: Vec<f64> = (0..len * rows)
+        .map(|k| a[(k % rows) * len + k / rows])
+        .collect();
+    let ta = upload(&c, &at, &[len, rows]).transpose(0, 1).unwrap();
+    let tb = upload(&c, &b, &[rows, len]);
+    let out = DeviceTensor::<R>::empty(&c, &[rows, len], DType::F64);
+    let opts = RecurrenceOptions::default().reverse();
+    cubeprim::linear_recurrence_into(&c, &ta, &tb, None, &out, 1, opts, &mut ws).unwrap();
+    let (want, bound) = reference(&a, &b, None, &[rows, len], 1, true);
+    compare(DType::F64, &out.to_vec::<f64>(&c), &want, &bound).unwrap();
+}
+
 /// f16 and bf16 (computed in f32, rounded to 16 bits once per output).
 #[test]
 fn half_precision() {
@@ -348,8 +406,8 @@ fn special_multipliers() {
     assert_eq!(h, b);
 }
 
-/// Typed errors for arguments that do not fit: shapes, dtypes, `h0`, aliasing; f64 on the
-/// device (the running product travels in f32); nothing panics.
+/// Typed errors for arguments that do not fit: shapes, dtypes, `h0`, aliasing (f32 and f64);
+/// nothing panics.
 #[test]
 fn errors() {
     let Some(c) = client() else { return };
@@ -379,9 +437,21 @@ fn errors() {
             "{got:?}"
         );
     }
-    if supports(&c, DType::F64) || R::name(&c) == "cuda" {
+    if supports(&c, DType::F64) {
+        // f64 (the chunked path): the same checks before anything runs.
         let a64 = upload(&c, &[0.5f64; 12], &[3, 4]);
-        let got = cubeprim::linear_recurrence(&c, &a64, &a64, None, 1, d, &mut ws);
+        let b64 = upload(&c, &[1f64; 12], &[3, 4]);
+        let got = cubeprim::linear_recurrence(&c, &a64, &b, None, 1, d, &mut ws);
+        assert!(
+            matches!(got, Err(Error::UnsupportedDType { .. })),
+            "{got:?}"
+        );
+        let h64 = upload(&c, &[0f64; 4], &[4]);
+        let got = cubeprim::linear_recurrence(&c, &a64, &b64, Some(&h64), 1, d, &mut ws);
+        assert!(matches!(got, Err(Error::ShapeMismatch { .. })), "{got:?}");
+        let got = cubeprim::linear_recurrence_into(&c, &a64, &b64, None, &a64, 1, d, &mut ws);
+        assert!(matches!(got, Err(Error::Aliased { .. })), "{got:?}");
+        let got = cubeprim::linear_recurrence_into(&c, &a64, &b64, None, &b, 1, d, &mut ws);
         assert!(
             matches!(got, Err(Error::UnsupportedDType { .. })),
             "{got:?}"
@@ -400,7 +470,7 @@ fn errors() {
     assert_eq!(h.to_vec::<f32>(&c)[..4], [1.0, 1.5, 1.75, 1.875]);
 }
 
-/// The CPU path in f64 (which the device refuses), every axis, both directions.
+/// The CPU path in f64, every axis, both directions.
 #[test]
 fn cpu_f64() {
     let mut rng = rng(45);

@@ -6,7 +6,7 @@
 //! units x vectors per unit).
 //!
 //! f32 along the last axis, from `h[-1] = 0` (and one case from an initial state `h0`), forward
-//! and reverse. Every case is first checked on fresh random data (`a` in [0.5, 1), `b` in
+//! and reverse; f64 forward where the runtime has it. Every case is first checked on fresh random data (`a` in [0.5, 1), `b` in
 //! [-1, 1)) against [`cubeprim::cpu::linear_recurrence`] run in f64 on the same values: the
 //! error of each element must stay within `1e-5 * (S + 1)`, `S` the same recurrence over `|a|`
 //! and `|b|` (the scale of the rounding of its terms). Its output is poisoned first, so every
@@ -26,11 +26,11 @@ use cubeprim::{DType, DeviceTensor, RecurrenceOptions, Workspace};
 
 /// The largest error of `got` against `want` relative to `scale + 1`, and whether every one
 /// is within `tol` (NaN fails).
-fn check(got: &[f32], want: &[f64], scale: &[f64], tol: f64) -> (f64, bool) {
+fn check(got: &[f64], want: &[f64], scale: &[f64], tol: f64) -> (f64, bool) {
     let mut worst = 0.0f64;
     let mut ok = got.len() == want.len() && want.len() == scale.len();
     for ((&g, &w), &s) in got.iter().zip(want).zip(scale) {
-        let e = (g as f64 - w).abs() / (s + 1.0);
+        let e = (g - w).abs() / (s + 1.0);
         if e.is_nan() || e > tol {
             ok = false;
         }
@@ -39,9 +39,10 @@ fn check(got: &[f32], want: &[f64], scale: &[f64], tol: f64) -> (f64, bool) {
     (worst, ok)
 }
 
-/// One case: f32 `a`, `b` of `shape`, along the last axis (under `tuning` where given).
+/// One case: `a`, `b` of `shape` in `E` (f32 or f64; drawn as f32), along the last axis (under
+/// `tuning` where given).
 #[allow(clippy::too_many_arguments)]
-fn recurrence_case<R: Runtime>(
+fn recurrence_case<R: Runtime, E: cubeprim::Element>(
     client: &ComputeClient<R>,
     report: &mut Report,
     name: &str,
@@ -63,11 +64,13 @@ fn recurrence_case<R: Runtime>(
     let a_host = random_f32(n, seed, 0.5, 1.0);
     let b_host = random_f32(n, seed + 1, -1.0, 1.0);
     let h0_host = with_h0.then(|| random_f32(rows, seed + 2, -1.0, 1.0));
-    let a = DeviceTensor::<R>::from_slice(client, &a_host, shape).unwrap();
-    let b = DeviceTensor::<R>::from_slice(client, &b_host, shape).unwrap();
+    let to_e = |v: &[f32]| -> Vec<E> { v.iter().map(|&x| E::from_f64(x as f64)).collect() };
+    let a = DeviceTensor::<R>::from_slice(client, &to_e(&a_host), shape).unwrap();
+    let b = DeviceTensor::<R>::from_slice(client, &to_e(&b_host), shape).unwrap();
     let h0 = h0_host
         .as_ref()
-        .map(|h| DeviceTensor::<R>::from_slice(client, h, &shape[..axis]).unwrap());
+        .map(|h| DeviceTensor::<R>::from_slice(client, &to_e(h), &shape[..axis]).unwrap());
+    let size = E::DTYPE.size();
     let opts = RecurrenceOptions {
         reverse,
         tuning,
@@ -75,19 +78,19 @@ fn recurrence_case<R: Runtime>(
     };
     // Output and scratch allocated once, as a performance-minded caller does.
     let mut ws = Workspace::<R>::new();
-    let out = DeviceTensor::<R>::empty(client, shape, DType::F32);
+    let out = DeviceTensor::<R>::empty(client, shape, E::DTYPE);
     let run = |ws: &mut Workspace<R>| {
         cubeprim::linear_recurrence_into(client, &a, &b, h0.as_ref(), &out, -1, opts, ws).unwrap();
     };
     // Every element written, and the same twice: a poisoned output, then the fresh one.
     {
-        let poison = vec![0xAAu8; n * 4];
+        let poison = vec![0xAAu8; n * size];
         let p = DeviceTensor::<R>::from_parts(
             client.create_from_slice(&poison),
             shape.to_vec(),
             out.strides.clone(),
             0,
-            DType::F32,
+            E::DTYPE,
         );
         cubeprim::linear_recurrence_into(client, &a, &b, h0.as_ref(), &p, -1, opts, &mut ws)
             .unwrap();
@@ -97,11 +100,11 @@ fn recurrence_case<R: Runtime>(
         let again: Vec<u8> =
             bytemuck::pod_collect_to_vec(&client.read_one_unchecked(out.handle.clone()));
         assert!(
-            same[..] == again[..n * 4],
+            same[..] == again[..n * size],
             "{name}: poisoned and fresh outputs differ (unwritten elements or a non-deterministic result)"
         );
     }
-    let got = out.to_vec::<f32>(client);
+    let got: Vec<f64> = out.to_vec::<E>(client).iter().map(|x| x.to_f64()).collect();
     // The reference in f64 on the same (f32) values, and the scale of its terms.
     let f64s = |v: &[f32], abs: bool| -> Vec<f64> {
         v.iter()
@@ -118,15 +121,16 @@ fn recurrence_case<R: Runtime>(
     let scale =
         cubeprim::cpu::linear_recurrence(&aa, &ba, h0a.as_deref(), shape, axis, reverse).unwrap();
     drop((aa, ba));
-    let (worst, ok) = check(&got, &want, &scale, 1e-5);
+    let tol = if E::DTYPE == DType::F64 { 1e-12 } else { 1e-5 };
+    let (worst, ok) = check(&got, &want, &scale, tol);
     drop((got, want, scale));
     let t = time_ms(client, reps, || run(&mut ws));
     // Read a and b, write h (and read h0: one element per row).
-    let bytes = 12.0 * n as f64 + if with_h0 { 4.0 * rows as f64 } else { 0.0 };
-    let check = format!("max err {worst:.1e} of (S + 1), tol 1e-5");
+    let bytes = (3 * size * n) as f64 + if with_h0 { (size * rows) as f64 } else { 0.0 };
+    let check = format!("max err {worst:.1e} of (S + 1), tol {tol:.0e}");
     report.push(
         name,
-        "f32",
+        &E::DTYPE.to_string(),
         shape,
         bytes,
         t,
@@ -179,7 +183,7 @@ fn run<R: Runtime>(device: &R::Device, args: &Args) -> Report {
         if args.only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }
-        recurrence_case(
+        recurrence_case::<R, f32>(
             &client,
             &mut report,
             name,
@@ -189,6 +193,29 @@ fn run<R: Runtime>(device: &R::Device, args: &Args) -> Report {
             reps,
             None,
         );
+    }
+    // f64 (chunks solved in three steps, not the look-back) where the runtime has it.
+    let f64_name = "linear_recurrence f64 rows";
+    let f64_shapes: Vec<Vec<usize>> = if args.small {
+        vec![vec![64, 4096]]
+    } else {
+        vec![vec![4096, 4096], vec![64, 1 << 20]]
+    };
+    if cubeprim::supports_dtype(&client, DType::F64)
+        && args.only.as_deref().is_none_or(|o| f64_name.contains(o))
+    {
+        for shape in f64_shapes {
+            recurrence_case::<R, f64>(
+                &client,
+                &mut report,
+                f64_name,
+                &shape,
+                false,
+                false,
+                20,
+                None,
+            );
+        }
     }
     // `--tiles 256x4,128x8,...`: the long-row case under other tiles (units x vectors per
     // unit), each checked and timed as the cases are.
@@ -215,7 +242,7 @@ fn run<R: Runtime>(device: &R::Device, args: &Args) -> Report {
             };
             let name = format!("diag linear_recurrence f32 rows {th}x{v}");
             let reps = if args.small { 5 } else { 50 };
-            recurrence_case(
+            recurrence_case::<R, f32>(
                 &client,
                 &mut report,
                 &name,

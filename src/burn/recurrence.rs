@@ -75,7 +75,7 @@ impl PrimOp for LinearRecurrence {
         inputs: &[TensorMeta],
     ) -> Result<()> {
         let dtype = device_dtype(client, &inputs[1])?;
-        crate::recurrence::check_dtype(dtype, R::name(client))
+        crate::recurrence::check_dtype(client, dtype)
     }
 
     fn run_device<R: Runtime>(
@@ -164,9 +164,8 @@ pub trait RecurrenceExt<B: PrimBackend, const D: usize>: Sized {
     /// # Panics
     ///
     /// Before anything is queued, with the message of a cubeprim [`Error`](crate::Error): shapes
-    /// or dtypes of `a` and `b` that differ, an int dtype, a `dim` out of range, and on a device
-    /// f64 ([`Error::UnsupportedDType`](crate::Error::UnsupportedDType): the device carries the
-    /// product of the multipliers in f32; NdArray computes f64).
+    /// or dtypes of `a` and `b` that differ, an int dtype, a `dim` out of range, and f64 on a
+    /// runtime without it ([`Error::UnsupportedDType`](crate::Error::UnsupportedDType)).
     fn prim_linear_recurrence(self, b: Self, dim: impl AsIndex, reverse: bool) -> Self;
 
     /// [`prim_linear_recurrence`](Self::prim_linear_recurrence) from the state `h0` (the shape

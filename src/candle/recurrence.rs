@@ -19,8 +19,8 @@ pub trait RecurrenceExt {
     /// `h[t] = a[t] * h[t-1] + b[t]` along `dim`, `self` holding the multipliers `a` and `b`
     /// the inputs (one shape, one float dtype), from `h[-1] = h0` (the shape without `dim`) or
     /// 0; with `reverse`, `h[t] = a[t] * h[t+1] + b[t]` from the end. f16 / bf16 compute in
-    /// f32, f64 in f64 on the CPU (refused on a GPU: the device carries the product of the
-    /// multipliers in f32). Differentiable in `a`, `b` and `h0` (candle `Var`s).
+    /// f32, f64 in f64 (on a GPU in chunks, not in one pass: see
+    /// [`crate::linear_recurrence`]). Differentiable in `a`, `b` and `h0` (candle `Var`s).
     ///
     /// # Errors
     ///

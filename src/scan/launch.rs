@@ -140,7 +140,11 @@ pub(crate) fn scan_op<R: Runtime, O: KernelOp>(
 }
 
 /// Checks that `t` is a contiguous tensor of `shape` and `dtype` (an output buffer).
-fn check_output<R: Runtime>(t: &DeviceTensor<R>, shape: &[usize], dtype: DType) -> Result<()> {
+pub(crate) fn check_output<R: Runtime>(
+    t: &DeviceTensor<R>,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<()> {
     if t.shape != shape {
         return Err(Error::ShapeMismatch {
             expected: shape.to_vec(),

@@ -15,6 +15,7 @@
 //! - [`run_length`]: single-pass run-length encoding (reduce-by-key, unique-consecutive);
 //!   [`run_length_heads`]: its tile for unique-consecutive, from the head mask alone;
 //! - [`reduce`]: tile reductions of rows (whole buffers and any axis);
+//! - [`recurrence_chunks`]: the linear recurrence in chunks, for f64 (no look-back);
 //! - [`histogram`]: bincount of integer keys (shared-memory bins, or global atomics);
 //! - [`scatter`]: `out[index[i]] = src[i]` (inverse of a sort permutation, for unique);
 //! - [`index`]: index outputs narrowed to u32 (the candle adapter's index dtype).
@@ -29,6 +30,7 @@ pub mod radix_histogram;
 pub mod radix_scatter;
 pub mod radix_select_rows;
 pub mod radix_sort_rows;
+pub mod recurrence_chunks;
 pub mod reduce;
 pub mod reduce_tiles;
 mod rows;
