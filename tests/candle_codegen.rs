@@ -95,7 +95,7 @@ fn every_variant(target: Target) -> usize {
                     let launch =
                         ScanLaunch::new(limits, shape, &strides, 0, axis, dtype, indexed, opts)
                             .unwrap();
-                    routes[matches!(launch.mode, ScanMode::Lookback { .. }) as usize] = true;
+                    routes[matches!(launch.mode, ScanMode::Lookback(_)) as usize] = true;
                     let src = scan_rows_source(dtype, op, &launch, target).unwrap_or_else(|e| {
                         panic!("{target:?} of {dtype} {op:?} {shape:?}/{axis}: {e}")
                     });
@@ -189,10 +189,7 @@ fn launch_geometry_follows_the_layout() {
     assert_eq!(l.vec, 4);
     assert!(matches!(
         l.mode,
-        ScanMode::Lookback {
-            plain_reads: true,
-            ..
-        }
+        ScanMode::Lookback(lb) if lb.plain_reads
     ));
     assert_eq!(
         l.num_tiles as usize,

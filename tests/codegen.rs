@@ -14,6 +14,7 @@ use crate::common::codegen;
 use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
+use cubeprim_kernels::device::single_pass::LookbackConfig;
 use cubeprim_kernels::device::ScanMode;
 use cubeprim_kernels::device::{fill::fill_u32, reduce_tiles::reduce_tiles, scan_rows::scan_rows};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
@@ -145,14 +146,14 @@ fn tile(mode: ScanMode, variant: usize, indexed: bool, plane_ops: bool) -> TileC
         indexed,
         plane_ops,
         // The look-back parks unindexed tiles in shared memory.
-        stage: matches!(mode, ScanMode::Lookback { .. }) && !indexed,
+        stage: matches!(mode, ScanMode::Lookback(_)) && !indexed,
         // Asynchronous copies are CUDA's alone: see `lookback_async_copy_cuda`.
         async_copy: false,
     }
 }
 
 const fn lookback(plain_reads: bool) -> ScanMode {
-    ScanMode::Lookback {
+    ScanMode::Lookback(LookbackConfig {
         window: 32,
         windows: 8,
         spins: 16,
@@ -162,7 +163,7 @@ const fn lookback(plain_reads: bool) -> ScanMode {
         // Tile ids from the cube position where CUDA polls with plain loads, as the planner
         // picks both there; tickets otherwise.
         ordered: plain_reads,
-    }
+    })
 }
 
 const MODES: [ScanMode; 4] = [
@@ -309,14 +310,14 @@ fn dump() {
     };
     let mode = ExecutionMode::Unchecked;
     // The plan's look-back on CUDA: plain polling loads, tiles by position, SPINS_CUDA.
-    let plan_lookback = ScanMode::Lookback {
+    let plan_lookback = ScanMode::Lookback(LookbackConfig {
         window: 32,
         windows: cubeprim::scan::WINDOWS,
         spins: cubeprim::scan::SPINS_CUDA,
         plain_reads: true,
         plane_max: 32,
         ordered: true,
-    };
+    });
     let name = "scan_rows_f32_add_lookback";
     let cuda = cuda_source(
         define_scan_rows::<f32, f32, i32, Add>(name, 4, cfg, plan_lookback, false),

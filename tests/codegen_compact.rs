@@ -9,11 +9,11 @@ use crate::common::codegen;
 use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
-use cubeprim_kernels::device::lookback::TileCarry;
 use cubeprim_kernels::device::reduce::reduce_rows;
 use cubeprim_kernels::device::run_length::{run_length, RunConfig};
 use cubeprim_kernels::device::run_length_fixup::run_length_fixup;
 use cubeprim_kernels::device::select::{compact, CompactMode, CountCarry, PassConfig};
+use cubeprim_kernels::device::single_pass::{LookbackConfig, TileCarry};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
 
@@ -219,18 +219,20 @@ fn pass(
         threads: 256,
         vectors_per_thread: (32 / vec as u32).min(16),
         plane_ops,
-        window: 32,
-        windows: 8,
-        spins: 16,
-        plain_reads,
-        plane_max: 32,
+        lookback: LookbackConfig {
+            window: 32,
+            windows: 8,
+            spins: 16,
+            plain_reads,
+            plane_max: 32,
+            // Both tile orders: by position where CUDA polls with plain loads, as planned.
+            ordered: plain_reads,
+        },
         device_len,
         staged,
         packed_flags,
         // Both forms are generated: the plane variants with the data prefetched.
         prefetch: plane_ops,
-        // And both tile orders: by position where CUDA polls with plain loads, as planned.
-        ordered: plain_reads,
     }
 }
 
@@ -286,7 +288,7 @@ fn compact_with_and_without_the_deep_fold() {
         for deep in [false, true] {
             let mut cfg = pass(4, plane_ops, plane_ops, false, true, false);
             if deep {
-                cfg.spins |= DEEP_FOLD;
+                cfg.lookback.spins |= DEEP_FOLD;
             }
             let name = format!("compact_deep{}_p{}", deep as u8, plane_ops as u8);
             let mode = CompactMode::Select { values: false };
@@ -370,16 +372,18 @@ fn run_length_tiles_fit_the_shared_memory_they_are_planned_for() {
                 threads,
                 vectors_per_thread: vpt,
                 plane_ops: limits.plane_ops,
-                window: 32,
-                windows: 8,
-                spins: 16 | cubeprim_kernels::device::lookback::DEEP_FOLD,
-                plain_reads: false,
-                plane_max: limits.plane_max,
+                lookback: LookbackConfig {
+                    window: 32,
+                    windows: 8,
+                    spins: 16 | cubeprim_kernels::device::lookback::DEEP_FOLD,
+                    plain_reads: false,
+                    plane_max: limits.plane_max,
+                    ordered: false,
+                },
                 device_len: false,
                 staged,
                 packed_flags: false,
                 prefetch: true,
-                ordered: false,
             };
             let name = format!("run_length_fit_k{ks}_v{vs}_a{acc}_{}", limits.shared);
             let bytes = if run.ones {
@@ -448,16 +452,18 @@ fn run_length_tiles_fit_the_shared_memory_they_are_planned_for() {
         threads: 512,
         vectors_per_thread: 4,
         plane_ops: true,
-        window: 32,
-        windows: 8,
-        spins: 16,
-        plain_reads: false,
-        plane_max: 32,
+        lookback: LookbackConfig {
+            window: 32,
+            windows: 8,
+            spins: 16,
+            plain_reads: false,
+            plane_max: 32,
+            ordered: false,
+        },
         device_len: false,
         staged: true,
         packed_flags: false,
         prefetch: true,
-        ordered: false,
     };
     let run = RunConfig {
         ones: false,

@@ -7,6 +7,7 @@ use crate::{DType, Error, Result};
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::lookback::lookback_shared_bytes;
+use cubeprim_kernels::device::single_pass::LookbackConfig;
 use cubeprim_kernels::device::tile_state::words_per_tile;
 use cubeprim_kernels::device::ScanMode;
 
@@ -431,14 +432,14 @@ impl ScanPlan {
     pub fn mode(&self) -> ScanMode {
         match self.route {
             Route::SingleTile => ScanMode::SingleTile,
-            Route::Lookback => ScanMode::Lookback {
+            Route::Lookback => ScanMode::Lookback(LookbackConfig {
                 window: self.window,
                 windows: self.windows,
                 plain_reads: self.plain_reads,
                 plane_max: self.plane_max,
                 spins: self.spins,
                 ordered: self.ordered,
-            },
+            }),
             Route::ReduceThenScan => ScanMode::Prefixed,
         }
     }

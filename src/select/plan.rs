@@ -8,6 +8,7 @@ use crate::{DType, DeviceTensor, Error, Result};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::lookback::lookback_shared_bytes;
 use cubeprim_kernels::device::select::{scan_shared_bytes, PassConfig};
+use cubeprim_kernels::device::single_pass::LookbackConfig;
 use cubeprim_kernels::device::tile_state::words_per_tile;
 
 /// Units per cube of the single-pass kernels.
@@ -152,16 +153,18 @@ impl Pass {
             threads,
             vectors_per_thread: vpt,
             plane_ops,
-            window: WINDOW,
-            windows: WINDOWS,
-            spins: policy.lookback_spins(SPINS),
-            plain_reads: policy.plain_reads(),
-            plane_max,
+            lookback: LookbackConfig {
+                window: WINDOW,
+                windows: WINDOWS,
+                spins: policy.lookback_spins(SPINS),
+                plain_reads: policy.plain_reads(),
+                plane_max,
+                ordered: policy.ordered_tiles(),
+            },
             device_len,
             staged,
             packed_flags,
             prefetch: policy.select_prefetch(),
-            ordered: policy.ordered_tiles(),
         };
         let tile = (threads * vpt) as usize * vec;
         let tiles = u32::try_from(capacity.div_ceil(tile).max(1))

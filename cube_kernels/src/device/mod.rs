@@ -1,5 +1,7 @@
 //! Launchable kernels (device-wide algorithms) and the state they share across cubes.
 //!
+//! - [`single_pass`]: the single-pass layer every look-back kernel uses (its constants, the
+//!   tile ticket, publishing a tile, a tile's look-back), over:
 //! - [`tile_state`]: the look-back status of each tile, published in 32-bit atomic words;
 //! - [`lookback`]: decoupled look-back with the "decoupled fallback" rule (a cube that waits too
 //!   long reduces the missing tile itself), so no runtime needs forward-progress guarantees;
@@ -41,6 +43,7 @@ pub mod scan_rows;
 pub mod scatter;
 pub mod search_sorted;
 pub mod select;
+pub mod single_pass;
 pub mod tile_state;
 
 pub use rows::{row_length, row_offsets};

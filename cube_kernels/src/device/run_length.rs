@@ -10,10 +10,9 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::lookback::TileCarry;
 use super::run_length_heads::run_length_heads;
-use super::select::{pass_len, pass_lookback, scan_shared, take_ticket, PassConfig};
-use super::tile_state::{publish, AGGREGATE, PREFIX};
+use super::select::{pass_len, pass_lookback, scan_shared, PassConfig};
+use super::single_pass::{publish_tile, take_ticket, TileCarry};
 use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{is_nan, Item, ScanOp};
 use cubecl::prelude::*;
@@ -234,7 +233,7 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
     #[comptime] run: RunConfig,
 ) {
     let t = UNIT_POS;
-    let tile = take_ticket(state, counter_base, cfg.ordered);
+    let tile = take_ticket(state, counter_base, cfg.lookback.ordered);
     let n = pass_len(len, n_host, cfg.device_len);
     let nlu = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nlu;
@@ -271,11 +270,7 @@ pub(crate) fn publish_aggregate<A: Numeric>(
     tile_total: Item<A>,
 ) {
     if UNIT_POS == 0 {
-        if tile == 0 {
-            publish::<A>(state, tile, tile_total, PREFIX, epoch, true);
-        } else {
-            publish::<A>(state, tile, tile_total, AGGREGATE, epoch, true);
-        }
+        publish_tile::<A>(state, tile, tile == 0, tile_total, epoch, true);
     }
 }
 

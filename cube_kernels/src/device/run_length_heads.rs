@@ -24,11 +24,10 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::lookback::TileCarry;
 use super::run_length::{differs, key_before_unit, pad, padded_len, RunConfig};
 use super::run_length_fixup::RECORD_WORDS;
 use super::select::{pass_lookback, scan_shared, tile_bit_scan, PassConfig};
-use super::tile_state::{publish, AGGREGATE, PREFIX};
+use super::single_pass::{publish, TileCarry, AGGREGATE, PREFIX};
 use crate::cube::{cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{combine_items, Add, Item, ScanOp};
 use cubecl::prelude::*;

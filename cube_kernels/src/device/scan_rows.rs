@@ -8,9 +8,10 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::lookback::{lookback_with, LookbackShared, ScanCarry, STALL_PREFIXES};
-use super::select::take_ticket;
-use super::tile_state::{publish, AGGREGATE, PREFIX};
+use super::single_pass::{
+    publish, publish_tile, take_ticket, tile_lookback, LookbackConfig, ScanCarry, AGGREGATE,
+    STALL_PREFIXES,
+};
 use super::{row_length, row_offsets};
 use crate::cube::{
     lead_shared, load_tile, load_tile_staged, write_tile, write_tile_staged, StagedTile,
@@ -24,22 +25,9 @@ use cubecl::prelude::*;
 pub enum ScanMode {
     /// One tile per row: no prefix.
     SingleTile,
-    /// Single pass: decoupled look-back (with fallback) through the tile state.
-    Lookback {
-        /// Predecessors read per look-back round without plane operations.
-        window: u32,
-        /// Plane-wide windows walked over before waiting for a prefix.
-        windows: u32,
-        /// Rounds waited on a silent predecessor before reducing its tile (with flag bits
-        /// such as [`DEEP_FOLD`](super::lookback::DEEP_FOLD)).
-        spins: u32,
-        /// Poll with plain loads through `state_view` (CUDA; see `tile_state::load_word`).
-        plain_reads: bool,
-        /// Widest plane of the device (the fold's lane loop is unrolled to it).
-        plane_max: u32,
-        /// Tile ids from the cube position instead of a ticket (see [`take_ticket()`]).
-        ordered: bool,
-    },
+    /// Single pass: decoupled look-back (with fallback) through the tile state, with the
+    /// single-pass layer's constants.
+    Lookback(LookbackConfig),
     /// Reduce-then-scan: the exclusive prefix of each tile was computed by earlier passes
     /// and is read from `prefixes`.
     Prefixed,
@@ -86,8 +74,8 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     lead_shared::<A>(&mut sh.scan_v);
     let n_vec = row_length(len, n_vec, device_len);
     let mut tile_id = CUBE_POS as u32;
-    if comptime![matches!(mode, ScanMode::Lookback { .. })] {
-        let ordered = comptime![matches!(mode, ScanMode::Lookback { ordered: true, .. })];
+    if comptime![matches!(mode, ScanMode::Lookback(_))] {
+        let ordered = comptime![matches!(mode, ScanMode::Lookback(lb) if lb.ordered)];
         tile_id = take_ticket(state, counter_base, ordered);
     }
     let row = tile_id / tiles_per_row;
@@ -138,32 +126,23 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         let mut prefix = identity_item::<A, O>();
         match comptime![mode] {
             ScanMode::SingleTile => {}
-            ScanMode::Lookback {
-                window,
-                windows,
-                spins,
-                plain_reads,
-                plane_max,
-                ..
-            } => {
+            ScanMode::Lookback(lb) => {
                 let row_tile0 = tile_id - tile;
                 if tile == 0 {
                     if t == 0 {
-                        publish::<A>(state, tile_id, total, PREFIX, epoch, cfg.indexed);
+                        publish_tile::<A>(state, tile_id, true, total, epoch, cfg.indexed);
                     }
                 } else {
-                    if comptime![spins & STALL_PREFIXES != 0] {
+                    if comptime![lb.spins & STALL_PREFIXES != 0] {
                         // Tests of `STALL_PREFIXES` only: every third tile publishes nothing at
                         // all, so the deep fold meets silent tiles too and reduces them itself.
                         if t == 0 && tile % 3 != 1 {
                             publish::<A>(state, tile_id, total, AGGREGATE, epoch, cfg.indexed);
                         }
                     } else if t == 0 {
-                        publish::<A>(state, tile_id, total, AGGREGATE, epoch, cfg.indexed);
+                        publish_tile::<A>(state, tile_id, false, total, epoch, cfg.indexed);
                     }
-                    let mut lb =
-                        LookbackShared::<A>::new(window, windows, cfg.plane_ops, plane_max);
-                    prefix = lookback_with::<T, T, A, O, N, ScanCarry>(
+                    prefix = tile_lookback::<T, T, A, O, N, ScanCarry>(
                         input,
                         mul,
                         base_in,
@@ -176,13 +155,8 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                         epoch,
                         total,
                         &mut sh,
-                        &mut lb,
                         cfg,
-                        window,
-                        windows,
-                        spins,
-                        plain_reads,
-                        plane_max,
+                        lb,
                     );
                 }
             }

@@ -9,8 +9,7 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::lookback::{lookback_with, LookbackShared, TileCarry};
-use super::tile_state::{publish, AGGREGATE, PREFIX};
+use super::single_pass::{publish_tile, take_ticket, tile_lookback, LookbackConfig, TileCarry};
 use crate::cube::{cube_exclusive_scan, CubeScan, TileConfig, TileShared};
 use crate::ops::{combine_items, is_nan, Add, Item, ScanOp};
 use cubecl::prelude::*;
@@ -25,17 +24,8 @@ pub struct PassConfig {
     pub vectors_per_thread: u32,
     /// Cube scans and the look-back use plane (subgroup) operations.
     pub plane_ops: bool,
-    /// Predecessors read per look-back round without plane operations.
-    pub window: u32,
-    /// Plane-wide windows walked over before waiting for a prefix.
-    pub windows: u32,
-    /// Rounds waited on a silent predecessor before counting its tile (with flag bits such as
-    /// [`DEEP_FOLD`](super::lookback::DEEP_FOLD)).
-    pub spins: u32,
-    /// Poll the look-back state with plain loads (CUDA; see `tile_state::load_word`).
-    pub plain_reads: bool,
-    /// Widest plane of the device (the fold's lane loop is unrolled to it).
-    pub plane_max: u32,
+    /// The look-back's constants (the single-pass layer's).
+    pub lookback: LookbackConfig,
     /// The length is `min(len[0], n)` (a count held on the device), not `n`.
     pub device_len: bool,
     /// Select / nonzero stage the tile's selection in shared memory and write it coalesced
@@ -49,8 +39,6 @@ pub struct PassConfig {
     /// its flags, so both loads are in flight together (otherwise each data vector is loaded
     /// after the tile's flag scan, and only where one of its flags is set).
     pub prefetch: bool,
-    /// Tile ids from the cube position instead of a ticket (see [`take_ticket()`]).
-    pub ordered: bool,
 }
 
 impl PassConfig {
@@ -236,7 +224,7 @@ pub fn scan_shared<A: Numeric>(#[comptime] threads: u32) -> TileShared<A> {
 }
 
 /// The look-back of a pass over flat data (select, run-length): the exclusive prefix of `tile`
-/// (>= 1) under carry `G`, with the pass's look-back constants (see [`lookback_with()`]); the
+/// (>= 1) under carry `G`, with the pass's look-back constants (see [`tile_lookback()`]); the
 /// tile's inclusive prefix (combined with its aggregate `total`) is published on the way.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -253,8 +241,7 @@ pub fn pass_lookback<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
     #[comptime] cfg: PassConfig,
     #[comptime] indexed: bool,
 ) -> Item<A> {
-    let mut lb = LookbackShared::<A>::new(cfg.window, cfg.windows, cfg.plane_ops, cfg.plane_max);
-    lookback_with::<T, J, A, O, N, G>(
+    tile_lookback::<T, J, A, O, N, G>(
         input,
         aux,
         0usize,
@@ -267,13 +254,8 @@ pub fn pass_lookback<T: Numeric, J: Numeric, A: Numeric, O: ScanOp, N: Size, G: 
         epoch,
         total,
         sh,
-        &mut lb,
         cfg.tile(indexed),
-        cfg.window,
-        cfg.windows,
-        cfg.spins,
-        cfg.plain_reads,
-        cfg.plane_max,
+        cfg.lookback,
     )
 }
 
@@ -291,40 +273,6 @@ pub fn pass_len(len: &Array<u32>, n: u32, #[comptime] device_len: bool) -> u32 {
         m = min(len[0], n);
     }
     m
-}
-
-/// The cube's tile id. A ticket (word 0 of the state, counting from `counter_base`) numbers
-/// tiles in the order cubes start, so every predecessor has started. With `ordered` (CUDA,
-/// which starts cubes in the order of their position, as CUB's single-pass scan assumes) the id
-/// is the cube's position and the counter is still bumped, unread, so the host's count of it
-/// holds: no atomic round trip before the tile's loads (H200: 1-D cumsum of 2^28 f32 0.600-0.603
-/// against 0.610-0.611 ms; BENCHMARKS.md at 52581a0, 2026-12-01 (H200), "Tile ids from the cube
-/// position on CUDA"). A predecessor that has not started is then
-/// met by the look-back's fallback, like a silent one. Only for a runtime that keeps its
-/// resident cubes progressing (CUDA): the plane look-back waits at its deepest window while
-/// every tile there holds an aggregate but none a prefix yet, and on lavapipe, whose loops end
-/// after about 65 535 rounds, that wait came out wrong with this order (the shared-memory
-/// look-back passed; tickets keep the windows shallow there).
-#[cube]
-pub fn take_ticket(
-    state: &Array<Atomic<u32>>,
-    counter_base: u32,
-    #[comptime] ordered: bool,
-) -> u32 {
-    let mut id = CUBE_POS as u32;
-    if comptime![ordered] {
-        if UNIT_POS == 0 {
-            state[0].fetch_add(1);
-        }
-    } else {
-        let mut ticket = SharedMemory::<u32>::new(1usize);
-        if UNIT_POS == 0 {
-            ticket[0] = state[0].fetch_add(1) - counter_base;
-        }
-        sync_cube();
-        id = ticket[0];
-    }
-    id
 }
 
 /// Compacts `n` elements (see [`CompactMode`]); `count[0]` receives the number selected (not
@@ -352,7 +300,7 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
     #[comptime] mode: CompactMode,
 ) {
     let t = UNIT_POS;
-    let tile = take_ticket(state, counter_base, cfg.ordered);
+    let tile = take_ticket(state, counter_base, cfg.lookback.ordered);
     let n = pass_len(len, n_host, cfg.device_len);
     let nl = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nl;
@@ -411,14 +359,10 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
             );
         }
         let mut prefix = 0u32;
-        if tile == 0 {
-            if t == 0 {
-                publish::<u32>(state, tile, cs.total, PREFIX, epoch, false);
-            }
-        } else {
-            if t == 0 {
-                publish::<u32>(state, tile, cs.total, AGGREGATE, epoch, false);
-            }
+        if t == 0 {
+            publish_tile::<u32>(state, tile, tile == 0, cs.total, epoch, false);
+        }
+        if tile > 0 {
             let p = pass_lookback::<F, F, u32, Add, N, G>(
                 flags, flags, n, state, state_view, tile, epoch, cs.total, &mut sh, cfg, false,
             );
