@@ -96,7 +96,7 @@ pub fn linear_recurrence<R: Runtime>(
 ) -> Result<DeviceTensor<R>> {
     check_args(client, a, b, h0, axis)?;
     crate::validate::input(client, "b", b)?;
-    let out = DeviceTensor::empty(client, &b.shape, b.dtype);
+    let out = DeviceTensor::try_empty(client, &b.shape, b.dtype)?;
     run(client, a, b, h0, &out, axis, opts, workspace)?;
     Ok(out)
 }
@@ -387,7 +387,7 @@ pub(crate) fn contiguous<R: Runtime>(
     t: &DeviceTensor<R>,
 ) -> Result<DeviceTensor<R>> {
     use cubeprim_kernels::device::copy::copy_strided;
-    let out = DeviceTensor::empty(client, &t.shape, t.dtype);
+    let out = DeviceTensor::try_empty(client, &t.shape, t.dtype)?;
     let n = t.num_elements();
     if n == 0 {
         return Ok(out);

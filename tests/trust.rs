@@ -229,6 +229,43 @@ fn scratch_past_the_largest_buffer_is_an_error() {
     );
 }
 
+/// An op whose output would pass the runtime's largest buffer returns `BufferTooLarge` (it
+/// used to panic in `DeviceTensor::empty`: `unique_consecutive` with i64 counts of 2^28 keys
+/// through Vulkan on an H100), and the client still runs. The outputs: i64 indices of an
+/// argsort, i64 counts of `unique_consecutive`, where the runtime has i64; inputs of half the
+/// output's bytes, so the inputs fit.
+#[test]
+fn an_output_past_the_largest_buffer_is_an_error() {
+    use cubeprim::{DType, Error, IndexType};
+    let Some(c) = client() else { return };
+    let max = cubeprim::max_buffer_bytes(&c);
+    if max > 1 << 30 || !cubeprim::supports_dtype(&c, DType::I64) {
+        // A real GPU's limit (several GiB of input to reach it), or no i64 outputs.
+        return;
+    }
+    let n = max / 8 + 1;
+    let mut ws = Workspace::new();
+    let keys = DeviceTensor::<R>::from_slice(&c, &vec![1i32; n], &[n]).unwrap();
+    let got = cubeprim::argsort(&c, &keys, IndexType::I64, SortOptions::default(), &mut ws);
+    assert!(
+        matches!(got, Err(Error::BufferTooLarge { .. })),
+        "argsort: {:?}",
+        got.map(|_| ())
+    );
+    if cubeprim::scan::index_dtype(&c) == DType::I64 {
+        let got = cubeprim::unique_consecutive(&c, &keys, n, false, true, &mut ws);
+        assert!(
+            matches!(got, Err(Error::BufferTooLarge { .. })),
+            "unique_consecutive: {:?}",
+            got.map(|_| ())
+        );
+    }
+    drop(keys);
+    let x = DeviceTensor::<R>::from_slice(&c, &[3i32, 1, 2], &[3]).unwrap();
+    let i = cubeprim::argsort(&c, &x, IndexType::I64, SortOptions::default(), &mut ws).unwrap();
+    assert_eq!(i.to_vec::<i64>(&c), vec![1, 2, 0]);
+}
+
 /// A tensor past the device's largest buffer is refused before cubecl sees it: `try_empty`
 /// and `from_slice` return [`cubeprim::Error::BufferTooLarge`], `empty` panics on the caller's
 /// thread, and the client stays usable. (On an H100 through Vulkan, `DeviceTensor::empty` of

@@ -95,7 +95,7 @@ impl PrimOp for Reduce {
             }
             None => vec![1],
         };
-        let out = DeviceTensor::empty(client, &kept, x.dtype);
+        let out = DeviceTensor::try_empty(client, &kept, x.dtype)?;
         let dropped = self.dropped(&x.shape);
         let strides = contiguous_strides(&dropped);
         let target = DeviceTensor::from_parts(out.handle.clone(), dropped, strides, 0, x.dtype);

@@ -187,7 +187,7 @@ impl PrimOp for NonZero {
     ) -> Result<Vec<DeviceTensor<R>>> {
         let x = &inputs[0];
         let shape = [x.num_elements(), x.rank()];
-        let out = DeviceTensor::empty(client, &shape, crate::nonzero_index_dtype(client));
+        let out = DeviceTensor::try_empty(client, &shape, crate::nonzero_index_dtype(client))?;
         let count = crate::new_count(client);
         crate::nonzero_into(client, x, &out, &count, ws)?;
         Ok(vec![out, count])

@@ -247,7 +247,7 @@ pub(crate) fn index_u32<R: Runtime>(
         return Ok(t);
     }
     let n = t.num_elements();
-    let out = DeviceTensor::empty(client, &t.shape, DType::U32);
+    let out = DeviceTensor::try_empty(client, &t.shape, DType::U32)?;
     if n == 0 {
         return Ok(out);
     }

@@ -205,7 +205,7 @@ impl PrimOp for Reduce {
                 DeviceTensor::from_slice(d.client, &vec![<T as Element>::from_f64(id); n], &dims)?
             })]);
         }
-        let out = DeviceTensor::empty(d.client, &dims, x.dtype);
+        let out = DeviceTensor::try_empty(d.client, &dims, x.dtype)?;
         crate::reduce_into(d.client, x, Some(self.axis as isize), self.op, &out, d.ws)?;
         Ok(vec![out])
     }

@@ -324,11 +324,11 @@ impl PrimOp for NonZero {
 
     fn device<R: Runtime>(&self, d: OnDevice<'_, R>) -> crate::Result<Vec<DeviceTensor<R>>> {
         let (client, x) = (d.client, &d.inputs[0]);
-        let out = DeviceTensor::empty(
+        let out = DeviceTensor::try_empty(
             client,
             &[x.num_elements(), x.rank()],
             crate::nonzero_index_dtype(client),
-        );
+        )?;
         let count = crate::new_count(client);
         crate::nonzero_into(client, x, &out, &count, d.ws)?;
         if self.padded {

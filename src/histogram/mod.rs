@@ -182,7 +182,7 @@ pub fn histogram<'a, R: Runtime>(
     // Before the output is allocated.
     crate::validate::input(client, "the keys", keys)?;
     check_bins(bins)?;
-    let out = DeviceTensor::empty(client, &[bins], DType::U32);
+    let out = DeviceTensor::try_empty(client, &[bins], DType::U32)?;
     histogram_into(client, keys, bins, len, &out, ws)?;
     Ok(out)
 }

@@ -365,7 +365,7 @@ fn reduce_into_op<R: Runtime, O: KernelOp>(
             let acc = accumulator_dtype(input.dtype);
             let mut shape = input.shape.clone();
             shape.pop();
-            let partial = DeviceTensor::<R>::empty(client, &shape, acc);
+            let partial = DeviceTensor::<R>::try_empty(client, &shape, acc)?;
             let src = Src {
                 handle: input.handle.clone(),
                 dtype: input.dtype,
@@ -505,7 +505,7 @@ fn reduce_op<R: Runtime, O: KernelOp>(
         }
         None => vec![],
     };
-    let out = DeviceTensor::empty(client, &shape, input.dtype);
+    let out = DeviceTensor::try_empty(client, &shape, input.dtype)?;
     reduce_into_op::<R, O>(client, input, axis, &out, workspace, builtin)?;
     Ok(out)
 }

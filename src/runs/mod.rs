@@ -511,8 +511,8 @@ pub fn reduce_by_key<'a, R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
     before_alloc(client, &[keys, values], len)?;
-    let ok = DeviceTensor::empty(client, &[len.capacity()], keys.dtype);
-    let ov = DeviceTensor::empty(client, &[len.capacity()], values.dtype);
+    let ok = DeviceTensor::try_empty(client, &[len.capacity()], keys.dtype)?;
+    let ov = DeviceTensor::try_empty(client, &[len.capacity()], values.dtype)?;
     let count = new_count(client);
     reduce_by_key_into(client, keys, values, len, op, &ok, &ov, &count, workspace)?;
     Ok((ok, ov, count))
@@ -564,9 +564,13 @@ pub fn unique_consecutive<'a, R: Runtime>(
     before_alloc(client, &[keys], len)?;
     let cap = len.capacity();
     let idx = crate::scan::index_dtype(client);
-    let values = DeviceTensor::empty(client, &[cap], keys.dtype);
-    let counts = return_counts.then(|| DeviceTensor::empty(client, &[cap], idx));
-    let inverse = return_inverse.then(|| DeviceTensor::empty(client, &[cap], idx));
+    let values = DeviceTensor::try_empty(client, &[cap], keys.dtype)?;
+    let counts = return_counts
+        .then(|| DeviceTensor::try_empty(client, &[cap], idx))
+        .transpose()?;
+    let inverse = return_inverse
+        .then(|| DeviceTensor::try_empty(client, &[cap], idx))
+        .transpose()?;
     let count = new_count(client);
     run(
         client,

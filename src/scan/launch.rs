@@ -123,8 +123,10 @@ pub(crate) fn scan_op<R: Runtime, O: KernelOp>(
     check_dtype(client, input.dtype)?;
     // Before the outputs are allocated: a view past the size limit is refused, not allocated.
     crate::validate::input(client, "the input", input)?;
-    let out = DeviceTensor::empty(client, &input.shape, input.dtype);
-    let idx = indexed.then(|| DeviceTensor::empty(client, &input.shape, index_dtype(client)));
+    let out = DeviceTensor::try_empty(client, &input.shape, input.dtype)?;
+    let idx = indexed
+        .then(|| DeviceTensor::try_empty(client, &input.shape, index_dtype(client)))
+        .transpose()?;
     scan_rows_into::<R, O>(
         client,
         input,
@@ -309,8 +311,11 @@ pub(crate) fn scan_rows_into<R: Runtime, O: KernelOp>(
         }
         Route::ReduceThenScan => {
             let acc = accumulator_dtype(input.dtype);
-            let aggregates =
-                DeviceTensor::<R>::empty(client, &[plan.rows, plan.tiles_per_row as usize], acc);
+            let aggregates = DeviceTensor::<R>::try_empty(
+                client,
+                &[plan.rows, plan.tiles_per_row as usize],
+                acc,
+            )?;
             dispatch_reduce::<R, O>(
                 client,
                 input.dtype,

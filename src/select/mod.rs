@@ -386,7 +386,7 @@ pub fn select_pairs_into<'a, R: Runtime>(
 /// // Selected elements to the front, their count left on the device: no host sync ...
 /// let (kept, count) = cubeprim::select(&client, &x, &mask, 6, &mut ws)?;
 /// // ... so the next op takes the count as its length (here a running sum of the selection).
-/// let sums = DeviceTensor::empty(&client, &[6], DType::F32);
+/// let sums = DeviceTensor::try_empty(&client, &[6], DType::F32)?;
 /// let len = Len::Device { count: &count, capacity: 6 };
 /// let opts = ScanOptions::default();
 /// cubeprim::scan_len_into(&client, &kept, &sums, None, len, ScanOp::Sum, opts, &mut ws)?;
@@ -410,7 +410,7 @@ pub fn select<'a, R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
     before_alloc(client, &[data, flags], len)?;
-    let out = DeviceTensor::empty(client, &[len.capacity()], data.dtype);
+    let out = DeviceTensor::try_empty(client, &[len.capacity()], data.dtype)?;
     let count = new_count(client);
     select_into(client, data, flags, len, &out, &count, workspace)?;
     Ok((out, count))
@@ -432,8 +432,8 @@ pub fn select_pairs<'a, R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
     before_alloc(client, &[keys, values, flags], len)?;
-    let ok = DeviceTensor::empty(client, &[len.capacity()], keys.dtype);
-    let ov = DeviceTensor::empty(client, &[len.capacity()], values.dtype);
+    let ok = DeviceTensor::try_empty(client, &[len.capacity()], keys.dtype)?;
+    let ov = DeviceTensor::try_empty(client, &[len.capacity()], values.dtype)?;
     let count = new_count(client);
     select_pairs_into(
         client, keys, values, flags, len, &ok, &ov, &count, workspace,
@@ -538,7 +538,7 @@ pub fn partition<'a, R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let len = len.into();
     before_alloc(client, &[data, flags], len)?;
-    let out = DeviceTensor::empty(client, &[len.capacity()], data.dtype);
+    let out = DeviceTensor::try_empty(client, &[len.capacity()], data.dtype)?;
     let count = new_count(client);
     partition_into(client, data, flags, len, &out, &count, workspace)?;
     Ok((out, count))
@@ -625,7 +625,7 @@ pub fn nonzero<R: Runtime>(
 ) -> Result<DeviceTensor<R>> {
     let n = nonzero_len(client, x)?;
     let rank = x.rank();
-    let out = DeviceTensor::empty(client, &[n, rank], nonzero_index_dtype(client));
+    let out = DeviceTensor::try_empty(client, &[n, rank], nonzero_index_dtype(client))?;
     let count = new_count(client);
     nonzero_into(client, x, &out, &count, workspace)?;
     let k = read_count(client, &count);

@@ -537,7 +537,7 @@ pub fn sort<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
     before_alloc(client, x)?;
-    let out = DeviceTensor::empty(client, &x.shape, x.dtype);
+    let out = DeviceTensor::try_empty(client, &x.shape, x.dtype)?;
     sort_into(client, x, Some(&out), None, Len::Host(last(x)), opts, ws)?;
     Ok(out)
 }
@@ -594,8 +594,8 @@ pub fn sort_with_indices<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     before_alloc(client, x)?;
-    let out = DeviceTensor::empty(client, &x.shape, x.dtype);
-    let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
+    let out = DeviceTensor::try_empty(client, &x.shape, x.dtype)?;
+    let idx = DeviceTensor::try_empty(client, &x.shape, index.dtype())?;
     sort_into(
         client,
         x,
@@ -628,7 +628,7 @@ pub fn argsort<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<DeviceTensor<R>> {
     before_alloc(client, x)?;
-    let idx = DeviceTensor::empty(client, &x.shape, index.dtype());
+    let idx = DeviceTensor::try_empty(client, &x.shape, index.dtype())?;
     sort_into(client, x, None, Some(&idx), Len::Host(last(x)), opts, ws)?;
     Ok(idx)
 }
@@ -694,8 +694,8 @@ pub fn sort_pairs<R: Runtime>(
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     before_alloc(client, keys)?;
     before_alloc(client, values)?;
-    let ko = DeviceTensor::empty(client, &keys.shape, keys.dtype);
-    let vo = DeviceTensor::empty(client, &values.shape, values.dtype);
+    let ko = DeviceTensor::try_empty(client, &keys.shape, keys.dtype)?;
+    let vo = DeviceTensor::try_empty(client, &values.shape, values.dtype)?;
     sort_pairs_into(
         client,
         keys,
@@ -779,8 +779,8 @@ pub fn top_k<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let shape = top_k_shape(client, x, k)?;
-    let values = DeviceTensor::empty(client, &shape, x.dtype);
-    let indices = DeviceTensor::empty(client, &shape, index.dtype());
+    let values = DeviceTensor::try_empty(client, &shape, x.dtype)?;
+    let indices = DeviceTensor::try_empty(client, &shape, index.dtype())?;
     top_k_into(client, x, k, largest, &values, &indices, ws)?;
     Ok((values, indices))
 }
@@ -820,8 +820,8 @@ pub fn top_k_with<R: Runtime>(
     ws: &mut Workspace<R>,
 ) -> Result<(DeviceTensor<R>, DeviceTensor<R>)> {
     let shape = top_k_shape(client, x, k)?;
-    let values = DeviceTensor::empty(client, &shape, x.dtype);
-    let indices = DeviceTensor::empty(client, &shape, index.dtype());
+    let values = DeviceTensor::try_empty(client, &shape, x.dtype)?;
+    let indices = DeviceTensor::try_empty(client, &shape, index.dtype())?;
     top_k_into_with(client, x, k, largest, method, &values, &indices, ws)?;
     Ok((values, indices))
 }
@@ -956,7 +956,7 @@ pub fn searchsorted<R: Runtime>(
 ) -> Result<DeviceTensor<R>> {
     before_alloc(client, sorted)?;
     before_alloc(client, queries)?;
-    let out = DeviceTensor::empty(client, &queries.shape, index.dtype());
+    let out = DeviceTensor::try_empty(client, &queries.shape, index.dtype())?;
     searchsorted_into(client, sorted, queries, side, &out)?;
     Ok(out)
 }

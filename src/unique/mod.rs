@@ -85,7 +85,7 @@ pub fn unique_unsized<R: Runtime>(
     };
     let mut u = unique_consecutive(client, &sorted, n, return_inverse, return_counts, ws)?;
     if let Some(inv_sorted) = u.inverse.take() {
-        let inv = DeviceTensor::empty(client, &[n], inv_sorted.dtype);
+        let inv = DeviceTensor::try_empty(client, &[n], inv_sorted.dtype)?;
         if n > 0 {
             scatter(client, &inv_sorted, &perm, &inv, n);
         }
