@@ -406,7 +406,7 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: KernelOp>(
             ArrayArg::from_raw_parts(b.state.clone(), b.state_len),
             // The state again, for plain polling loads where the plan allows them (CUDA); a
             // wgpu dispatch may not bind one buffer both atomic and plain.
-            if plan.plain_reads {
+            if plan.lookback.plain_reads {
                 ArrayArg::from_raw_parts(b.state.clone(), b.state_len)
             } else {
                 ArrayArg::from_raw_parts(b.prefixes.clone(), 1)

@@ -129,15 +129,10 @@ pub struct ScanPlan {
     pub tiles_per_row: u32,
     pub num_tiles: u32,
     pub route: Route,
-    pub window: u32,
-    pub windows: u32,
-    pub spins: u32,
-    /// Poll the look-back state with plain loads (CUDA only: there atomic loads are RMWs).
-    pub plain_reads: bool,
-    /// Widest plane of the device.
-    pub plane_max: u32,
-    /// Tile ids from the cube position (see [`Policy::ordered_tiles`]).
-    pub ordered: bool,
+    /// The look-back's constants (used where `route == Lookback`): plain polling loads on CUDA
+    /// only (there atomic loads are RMWs), tile ids by position where
+    /// [`Policy::ordered_tiles`] says so.
+    pub lookback: LookbackConfig,
     /// Look-back state bytes (0 unless `route == Lookback`).
     pub state_bytes: usize,
     /// The row length is a count on the device (`n` is then its capacity).
@@ -412,17 +407,19 @@ impl ScanPlan {
             tiles_per_row,
             num_tiles,
             route,
-            window: WINDOW.min(threads),
-            windows,
-            spins: crate::device::lookback_spins(
-                opts.tuning
-                    .map(|t| t.spins)
-                    .unwrap_or(if cuda { SPINS_CUDA } else { SPINS }),
-                cuda,
-            ),
-            plain_reads: cuda,
-            plane_max: plane_max_k,
-            ordered: limits.ordered_tiles,
+            lookback: LookbackConfig {
+                window: WINDOW.min(threads),
+                windows,
+                spins: crate::device::lookback_spins(
+                    opts.tuning
+                        .map(|t| t.spins)
+                        .unwrap_or(if cuda { SPINS_CUDA } else { SPINS }),
+                    cuda,
+                ),
+                plain_reads: cuda,
+                plane_max: plane_max_k,
+                ordered: limits.ordered_tiles,
+            },
             state_bytes,
             device_len,
         })
@@ -432,14 +429,7 @@ impl ScanPlan {
     pub fn mode(&self) -> ScanMode {
         match self.route {
             Route::SingleTile => ScanMode::SingleTile,
-            Route::Lookback => ScanMode::Lookback(LookbackConfig {
-                window: self.window,
-                windows: self.windows,
-                plain_reads: self.plain_reads,
-                plane_max: self.plane_max,
-                spins: self.spins,
-                ordered: self.ordered,
-            }),
+            Route::Lookback => ScanMode::Lookback(self.lookback),
             Route::ReduceThenScan => ScanMode::Prefixed,
         }
     }
