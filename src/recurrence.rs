@@ -151,19 +151,12 @@ fn run<R: Runtime>(
     let (a_c, b_c) = if same_layout {
         (None, None)
     } else {
-        (
-            (!a.is_contiguous())
-                .then(|| contiguous(client, a))
-                .transpose()?,
-            (!b.is_contiguous())
-                .then(|| contiguous(client, b))
-                .transpose()?,
-        )
+        (contiguous_copy(client, a)?, contiguous_copy(client, b)?)
     };
-    let h0_c = match h0 {
-        Some(h) if !h.is_contiguous() => Some(contiguous(client, h)?),
-        _ => None,
-    };
+    let h0_c = h0
+        .map(|h| contiguous_copy(client, h))
+        .transpose()?
+        .flatten();
     let a = a_c.as_ref().unwrap_or(a);
     let b = b_c.as_ref().unwrap_or(b);
     let h0 = h0_c.as_ref().or(h0);
@@ -266,13 +259,11 @@ fn run_chunked<R: Runtime>(
     if b.num_elements() == 0 {
         return Ok(());
     }
-    let own = |t: &DeviceTensor<R>| -> Result<Option<DeviceTensor<R>>> {
-        (!t.is_contiguous())
-            .then(|| contiguous(client, t))
-            .transpose()
-    };
-    let (a_c, b_c) = (own(a)?, own(b)?);
-    let h0_c = h0.map(own).transpose()?.flatten();
+    let (a_c, b_c) = (contiguous_copy(client, a)?, contiguous_copy(client, b)?);
+    let h0_c = h0
+        .map(|h| contiguous_copy(client, h))
+        .transpose()?
+        .flatten();
     let a = a_c.as_ref().unwrap_or(a);
     let b = b_c.as_ref().unwrap_or(b);
     let h0 = h0_c.as_ref().or(h0);
@@ -379,6 +370,16 @@ fn chunked<R: Runtime>(
         )
     };
     Ok(())
+}
+
+/// A contiguous copy of `t` where it is a view that is not contiguous (else `None`: use `t`).
+fn contiguous_copy<R: Runtime>(
+    client: &ComputeClient<R>,
+    t: &DeviceTensor<R>,
+) -> Result<Option<DeviceTensor<R>>> {
+    (!t.is_contiguous())
+        .then(|| contiguous(client, t))
+        .transpose()
 }
 
 /// A contiguous copy of the view `t` (one kernel, one unit per element).
