@@ -59,19 +59,6 @@ fn copy_variant<N: Size>(
     }
 }
 
-/// The floor's kernel with cubecl's bounds checks (a checked launch).
-#[cube(launch)]
-fn copy_checked<N: Size>(
-    input: &Array<Vector<u32, N>>,
-    output: &mut Array<Vector<u32, N>>,
-    n_vec: u32,
-) {
-    let i = CUBE_POS * CUBE_DIM as usize + UNIT_POS as usize;
-    if i < n_vec as usize {
-        output[i] = input[i];
-    }
-}
-
 /// One variant: vector width, units per cube, vectors per unit, persistent, checked.
 #[derive(Clone, Copy)]
 struct Variant {
@@ -111,7 +98,7 @@ impl Variant {
             let a = ArrayArg::from_raw_parts(src.clone(), n_vec);
             let b = ArrayArg::from_raw_parts(dst.clone(), n_vec);
             if self.checked {
-                copy_checked::launch::<R>(client, count, dim, self.width, a, b, n_vec as u32);
+                super::copy_kernel::launch::<R>(client, count, dim, self.width, a, b, n_vec as u32);
             } else {
                 copy_variant::launch_unchecked::<R>(
                     client,

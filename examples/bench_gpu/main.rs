@@ -332,8 +332,9 @@ pub fn finish(common: &Common, report: Report) {
     }
 }
 
-/// The floor of every family: a vectorised copy of 32-bit words, one vector per unit.
-#[cube(launch_unchecked)]
+/// The floor of every family: a vectorised copy of 32-bit words, one vector per unit (the
+/// checked launch: `bench_gpu copy`'s bounds-checked variant).
+#[cube(launch, launch_unchecked)]
 fn copy_kernel<N: Size>(
     input: &Array<Vector<u32, N>>,
     output: &mut Array<Vector<u32, N>>,
