@@ -26,9 +26,9 @@ mod tile_reduction;
 mod tile_scan;
 
 pub use config::TileConfig;
-pub use cube_scan::{cube_exclusive_scan, CubeScan};
+pub use cube_scan::{cube_exclusive_scan, cube_exclusive_scan_at, CubeScan};
 pub use radix_rank::{radix_slot, radix_slots, tile_sort_by_digit, RadixConfig, DIGIT_BITS};
-pub use radix_rank_match::{match_counter_slots, tile_rank_match, warp_striped_pos};
+pub use radix_rank_match::{match_counter_slots, tile_rank_match, warp_striped_pos, RankLayout};
 pub use segmented_scan::{
     combine_runs, cube_exclusive_segmented_scan, cube_exclusive_segmented_scan_with,
 };

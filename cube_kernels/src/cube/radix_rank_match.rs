@@ -20,7 +20,7 @@
 #![allow(missing_docs)]
 
 use super::radix_rank::count_item;
-use super::{cube_exclusive_scan, radix_slot, radix_slots, RadixConfig};
+use super::{cube_exclusive_scan, cube_exclusive_scan_at, radix_slot, radix_slots, RadixConfig};
 use crate::ops::Add;
 use cubecl::prelude::*;
 
@@ -74,18 +74,56 @@ pub fn match_counter_slots(cfg: &RadixConfig) -> usize {
 /// (H200), "The row sort's two speeds come from where cubecl puts the ballot counters").
 pub const COUNTER_LEAD: u32 = 32;
 
-/// The word of counter `c` (see [`COUNTER_LEAD`]).
+/// Where [`tile_rank_match()`] keeps its scratch in shared memory.
+///
+/// A kernel whose layout matters carves its u32 arrays from one shared array in a fixed order
+/// (cubecl-opt 0.10 places separate arrays in a hash set's order, a different one in every
+/// process): the counters then start at word `counters_at` of that array, and with
+/// `scan_in_counters` the cube scan's scratch (`2 * threads` words) follows them there, at
+/// `counters_at + match_counter_slots(cfg)`, instead of living in its own `scan_v`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RankLayout {
+    /// Word of `counters` where the counters (and their [`COUNTER_LEAD`]) start.
+    pub counters_at: usize,
+    /// The cube scan's scratch follows the counters in `counters`; `scan_v` is not used.
+    pub scan_in_counters: bool,
+}
+
+impl RankLayout {
+    /// Counters from word 0 of their own array, the scan in `scan_v`.
+    pub const OWN_ARRAYS: RankLayout = RankLayout {
+        counters_at: 0,
+        scan_in_counters: false,
+    };
+
+    /// Counters from word `at` of a carved array, the scan's scratch right after them.
+    pub const fn carved(at: usize) -> RankLayout {
+        RankLayout {
+            counters_at: at,
+            scan_in_counters: true,
+        }
+    }
+
+    /// Words of the carved array that the ranking uses, from `counters_at` on.
+    pub fn carved_words(cfg: &RadixConfig) -> usize {
+        match_counter_slots(cfg) + 2 * cfg.threads as usize
+    }
+}
+
+/// The word of counter `c` (see [`COUNTER_LEAD`]) in an array whose counters start at word
+/// `at`.
 #[cube]
-fn counter_slot(c: u32) -> usize {
-    COUNTER_LEAD as usize + radix_slot(c)
+fn counter_slot(c: u32, #[comptime] at: usize) -> usize {
+    comptime![at + COUNTER_LEAD as usize] + radix_slot(c)
 }
 
 /// Ranks the tile by digit, stably (tiles of at most 2^24 keys). `digits`: the unit's `items`
 /// digits (< 256), warp-striped (digit `i` is the key at
 /// [`warp_striped_pos(i)`](warp_striped_pos())); `ranks`: on return, each key's position in the
 /// tile sorted by digit. With `write_starts`, `starts[d]` is the first rank of digit `d` (the keys
-/// of smaller digits). `counters`: [`match_counter_slots`] words; `scan_v` / `scan_i`: scratch of
-/// [`cube_exclusive_scan()`]. It passes cube barriers after every unit has its digits, so shared
+/// of smaller digits). `counters`: [`match_counter_slots`] words from `layout.counters_at` (and
+/// the scan's scratch after them where `layout.scan_in_counters`, see [`RankLayout`]);
+/// `scan_v` / `scan_i`: scratch of [`cube_exclusive_scan()`] otherwise. It passes cube barriers after every unit has its digits, so shared
 /// memory the digits were read from may be overwritten on return; the caller syncs before reusing
 /// `counters` or reading `starts`. `mask_tests`: how the digit bits are tested for the ballots (see
 /// the body; the same ranks either way).
@@ -99,9 +137,11 @@ pub fn tile_rank_match(
     scan_v: &mut SharedMemory<u32>,
     scan_i: &mut SharedMemory<u32>,
     #[comptime] cfg: RadixConfig,
+    #[comptime] layout: RankLayout,
     #[comptime] write_starts: bool,
     #[comptime] mask_tests: bool,
 ) {
+    let at = comptime![layout.counters_at];
     let items = comptime![cfg.items];
     let words = comptime![cfg.plane_max.div_ceil(32).clamp(1, 4)];
     let plane = UNIT_POS / PLANE_DIM;
@@ -111,7 +151,7 @@ pub fn tile_rank_match(
     let per = RADIX / PLANE_DIM;
     let own = UNIT_POS * per;
     for k in 0..per {
-        counters[counter_slot(own + k)] = 0u32;
+        counters[counter_slot(own + k, at)] = 0u32;
     }
     sync_cube();
 
@@ -214,11 +254,11 @@ pub fn tile_rank_match(
                 found = 1u32;
             }
         }
-        let at = counter_slot(d * planes + plane);
+        let slot = counter_slot(d * planes + plane, at);
         let mut old = 0u32;
         if below == 0u32 {
-            old = counters[at];
-            counters[at] = old + count;
+            old = counters[slot];
+            counters[slot] = old + count;
         }
         let base = plane_shuffle(old, leader);
         if comptime![cfg.plane_sync] {
@@ -233,21 +273,33 @@ pub fn tile_rank_match(
 
     let mut sum = 0u32;
     for k in 0..per {
-        sum += counters[counter_slot(own + k)];
+        sum += counters[counter_slot(own + k, at)];
     }
-    let cs = cube_exclusive_scan::<u32, Add>(
-        count_item::<u32>(sum),
-        scan_v,
-        scan_i,
-        comptime![cfg.threads],
-        false,
-        true,
-    );
+    let cs = if comptime![layout.scan_in_counters] {
+        cube_exclusive_scan_at::<u32, Add>(
+            count_item::<u32>(sum),
+            counters,
+            scan_i,
+            comptime![at + match_counter_slots(&cfg)],
+            comptime![cfg.threads],
+            false,
+            true,
+        )
+    } else {
+        cube_exclusive_scan::<u32, Add>(
+            count_item::<u32>(sum),
+            scan_v,
+            scan_i,
+            comptime![cfg.threads],
+            false,
+            true,
+        )
+    };
     let mut run = cs.exclusive.value;
     for k in 0..per {
-        let at = counter_slot(own + k);
-        let c = counters[at];
-        counters[at] = run;
+        let slot = counter_slot(own + k, at);
+        let c = counters[slot];
+        counters[slot] = run;
         run += c;
     }
     sync_cube();
@@ -256,7 +308,7 @@ pub fn tile_rank_match(
     for i in 0..items {
         let r = ranks[i as usize];
         ranks[i as usize] =
-            (r & 0xff_ffffu32) + counters[counter_slot((r >> 24u32) * planes + plane)];
+            (r & 0xff_ffffu32) + counters[counter_slot((r >> 24u32) * planes + plane, at)];
     }
     if comptime![write_starts] {
         let rounds = comptime![RADIX.div_ceil(cfg.threads)];
@@ -264,7 +316,7 @@ pub fn tile_rank_match(
         for r in 0..rounds {
             let d = r * comptime![cfg.threads] + UNIT_POS;
             if d < RADIX {
-                starts[d as usize] = counters[counter_slot(d * planes)];
+                starts[d as usize] = counters[counter_slot(d * planes, at)];
             }
         }
     }

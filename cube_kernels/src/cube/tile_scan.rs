@@ -148,7 +148,7 @@ pub fn load_tile<T: Numeric, M: Numeric, A: Numeric, O: ScanOp, N: Size>(
     #[unroll]
     for j in 0..vpt {
         let s = slot(r0 + j);
-        let x = read_item::<A>(&sh.rake_v, &sh.rake_i, s, indexed);
+        let x = read_item::<A>(&sh.rake_v, &sh.rake_i, s, 0usize, indexed);
         if j == 0 {
             acc = x;
         } else {

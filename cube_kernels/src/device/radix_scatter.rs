@@ -10,7 +10,7 @@
 use super::radix_histogram::{pass_digit, radix_row_base, radix_row_len, PassTiles, RADIX};
 use crate::cube::{
     match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
-    warp_striped_pos, RadixConfig, DIGIT_BITS,
+    warp_striped_pos, RadixConfig, RankLayout, DIGIT_BITS,
 };
 use crate::ops::{ordered_key32, radix_digit};
 use cubecl::prelude::*;
@@ -249,6 +249,7 @@ pub fn rank_tile_match<T: Numeric>(
         &mut scan_v,
         &mut scan_i,
         cfg,
+        RankLayout::OWN_ARRAYS,
         true,
         false,
     );

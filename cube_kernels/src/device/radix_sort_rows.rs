@@ -8,8 +8,8 @@
 
 use super::row_offsets;
 use crate::cube::{
-    match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
-    warp_striped_pos, RadixConfig, DIGIT_BITS,
+    lead_shared, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit, warp_striped_pos,
+    RadixConfig, RankLayout, DIGIT_BITS,
 };
 use crate::ops::radix_digit;
 use cubecl::prelude::*;
@@ -42,9 +42,12 @@ pub fn radix_sort_rows<T: Numeric, X: Numeric>(
     let threads = comptime![cfg.threads];
     let items = comptime![cfg.items];
     let slots = comptime![radix_slots(cfg.tile_len())];
+    // Two shared arrays in a fixed layout: the keys at byte 0, then one u32 array carved into
+    // the positions and (with plane operations) the ranking's counters and scan scratch.
+    let mut keys_sh = SharedMemory::<T>::new(slots);
+    let mut vals_sh = SharedMemory::<u32>::new(comptime![u32_words(&cfg, indexed)]);
+    lead_shared::<T>(&mut keys_sh);
     if row < rows {
-        let mut keys_sh = SharedMemory::<T>::new(slots);
-        let mut vals_sh = SharedMemory::<u32>::new(comptime![if indexed { slots } else { 1 }]);
         let (base, _) = row_offsets(row, layout);
         #[unroll]
         for k in 0..items {
@@ -102,8 +105,32 @@ pub fn radix_sort_rows<T: Numeric, X: Numeric>(
     }
 }
 
+/// Words of the kernel's u32 shared array: the positions (`indexed`), then with plane
+/// operations the ranking's scratch ([`RankLayout::carved`]). Separate arrays were placed by
+/// cubecl-opt 0.10 in a hash set's order, a different layout in every process, and the row sort
+/// ran 10-11 % slower in some of them on the H100 (BENCHMARKS.md, "NVIDIA H100 80GB HBM3,
+/// 2026-12-07 (afternoon)").
+pub fn u32_words(cfg: &RadixConfig, indexed: bool) -> usize {
+    let vals = vals_words(cfg, indexed);
+    if cfg.plane_ops {
+        vals + RankLayout::carved_words(cfg)
+    } else {
+        vals.max(1)
+    }
+}
+
+/// Words of the positions at the front of the u32 array (none without `indexed`).
+fn vals_words(cfg: &RadixConfig, indexed: bool) -> usize {
+    if indexed {
+        radix_slots(cfg.tile_len())
+    } else {
+        0
+    }
+}
+
 /// Digit passes ranked by plane ballots: each unit reads its keys warp-striped, ranks them,
-/// and writes them (and their positions) back at their ranks.
+/// and writes them (and their positions) back at their ranks. `vals_sh` carries the ranking's
+/// scratch after the positions ([`u32_words`]).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn sort_passes_match<T: Numeric>(
@@ -118,9 +145,9 @@ fn sort_passes_match<T: Numeric>(
     #[comptime] indexed: bool,
 ) {
     let items = comptime![cfg.items];
-    let mut counters = SharedMemory::<u32>::new(comptime![match_counter_slots(&cfg)]);
+    // Never used: the starts are not written and the scan's scratch is in `vals_sh`.
     let mut starts = SharedMemory::<u32>::new(1usize);
-    let mut scan_v = SharedMemory::<u32>::new(comptime![2 * cfg.threads as usize]);
+    let mut scan_v = SharedMemory::<u32>::new(1usize);
     let mut scan_i = SharedMemory::<u32>::new(1usize);
     let mut keys = Array::<T>::new(comptime![cfg.items as usize]);
     let mut vals = Array::<u32>::new(comptime![if indexed { cfg.items as usize } else { 1 }]);
@@ -148,11 +175,12 @@ fn sort_passes_match<T: Numeric>(
         tile_rank_match(
             &digits,
             &mut ranks,
-            &mut counters,
+            vals_sh,
             &mut starts,
             &mut scan_v,
             &mut scan_i,
             cfg,
+            comptime![RankLayout::carved(vals_words(&cfg, indexed))],
             false,
             true,
         );
