@@ -600,6 +600,74 @@ fn ptx_ballot_kernels() {
     }
 }
 
+/// The shared arrays of a CUDA source: (C++ type, byte offset, bytes), in offset order.
+fn shared_arrays(cuda: &str) -> Vec<(String, usize, usize)> {
+    let mut out = vec![];
+    let mut bytes = None;
+    for line in cuda.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("// Shared array size: ") {
+            let b = rest
+                .split(", ")
+                .nth(1)
+                .and_then(|b| b.strip_suffix(" bytes"));
+            bytes = b.and_then(|b| b.parse::<usize>().ok());
+        } else if let (Some(at), true) = (
+            line.find("reinterpret_cast<"),
+            line.contains("dynamic_shared_mem["),
+        ) {
+            let rest = &line[at + "reinterpret_cast<".len()..];
+            let ty = rest.split('*').next().unwrap().to_string();
+            let off = rest.split("dynamic_shared_mem[").nth(1).unwrap();
+            let off: usize = off.split(']').next().unwrap().parse().unwrap();
+            out.push((ty, off, bytes.take().expect("a size before each array")));
+        }
+    }
+    out.sort_by_key(|a| a.1);
+    out
+}
+
+/// The in-cube row sort with the ballot ranking places its shared memory the same way in every
+/// process: the keys at byte 0, then one u32 array (positions, counters, scan scratch), instead
+/// of four arrays in the optimiser's hash order (its speed changed with that order).
+#[test]
+fn row_sort_shared_layout_is_fixed() {
+    let cfg = RadixConfig {
+        ptx_ballot: true,
+        ..CFGS[1]
+    };
+    let small = RadixConfig {
+        threads: 64,
+        items: 4,
+        ..cfg
+    };
+    let check = |name: &str, cuda: &str, key_ty: &str, key_size: usize, c: RadixConfig, indexed| {
+        let arrays = shared_arrays(cuda);
+        let slots = cubeprim_kernels::cube::radix_slots(c.tile_len());
+        let keys = (slots * key_size).next_multiple_of(4);
+        let words = cubeprim_kernels::device::radix_sort_rows::u32_words(&c, indexed);
+        assert_eq!(
+            arrays,
+            vec![
+                (key_ty.to_string(), 0, slots * key_size),
+                ("uint32".to_string(), keys, 4 * words)
+            ],
+            "{name}: {arrays:?}"
+        );
+    };
+    for (c, tag) in [(cfg, "256x16"), (small, "64x4")] {
+        let name = format!("radix_sort_rows_f32_i64_layout_{tag}");
+        let (cuda, _) = compile_both(&name, || define_rows::<f32, i64>(&name, c, true, true));
+        check(&name, &cuda, "float", 4, c, true);
+        let name = format!("radix_sort_rows_f16_keys_layout_{tag}");
+        let (cuda, _) = compile_both(&name, || define_rows::<f16, u32>(&name, c, false, true));
+        check(&name, &cuda, "__half", 2, c, false);
+        let name = format!("radix_sort_rows_u64_u32_layout_{tag}");
+        let (cuda, _) = compile_both(&name, || define_rows::<u64, u32>(&name, c, true, false));
+        check(&name, &cuda, "uint64", 8, c, true);
+    }
+}
+
 /// `CUBEPRIM_DUMP=dir cargo test --test suite codegen_sort::dump` writes the CUDA C++ of the H200
 /// bench's kernels: the histogram (full tiles) and scatter of the u32 sort, the scatter of the
 /// f32 argsort (first pass: positions; later passes: loaded u32 indices), the first and last
