@@ -267,9 +267,18 @@ fn device_wide<R: Runtime>(
             Ok(sub(&temp, at, bytes))
         }
     };
+    // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot).
+    let full_rows = b.out_cols as usize == plan.n;
+    let keys_chain = b.keys_out.filter(|_| full_rows);
+    let same_values = full_rows && !matches!(vk, ValueKind::Indices(DType::I64));
+    // Which of the two ping-pong buffers the passes write: the first whenever there is more
+    // than one pass; the second only where the output does not chain and a third pass reads
+    // what the second wrote. The others stay the dummy (no buffer of their own where `apart`).
+    let used =
+        |i: usize, chained: bool| plan.passes > 1 && (i == 0 || (!chained && plan.passes > 2));
     let key_tmp: Vec<Handle> = (0..2)
         .map(|i| {
-            if plan.passes > 1 {
+            if used(i, keys_chain.is_some()) {
                 ping_pong(t.keys[i], ks * data)
             } else {
                 Ok(dummy.clone())
@@ -278,7 +287,7 @@ fn device_wide<R: Runtime>(
         .collect::<Result<_>>()?;
     let val_tmp: Vec<Handle> = (0..2)
         .map(|i| {
-            if plan.passes > 1 && vs > 0 {
+            if vs > 0 && used(i, same_values) {
                 ping_pong(t.values[i], vs * data)
             } else {
                 Ok(dummy.clone())
@@ -302,10 +311,6 @@ fn device_wide<R: Runtime>(
     );
     let flip = if b.descending { u32::MAX } else { 0 };
     let p_last = plan.passes - 1;
-    // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot).
-    let full_rows = b.out_cols as usize == plan.n;
-    let keys_chain = b.keys_out.filter(|_| full_rows);
-    let same_values = full_rows && !matches!(vk, ValueKind::Indices(DType::I64));
     let key_dst = |p: u32| -> Option<&Handle> {
         if p == p_last {
             b.keys_out
