@@ -13,6 +13,9 @@
 //! JSON file ([`Run`]: card, driver, runtime, commit, date and every case with its time and its
 //! copy floor); `benches/report` merges such files with the peers' figures into
 //! `benches/results/<card>.json` and draws the charts of BENCHMARKS.md from them.
+//! `--wgpu-stamps` adds wgpu's device time by timestamp queries (with
+//! `CUBECL_WGPU_MAX_TASKS=4096`, so that the timed calls fit one compute pass; see
+//! `queue_stamps_ms`).
 //!
 //! Build with `cargo build --release --features cuda,bench-tools --example bench_gpu` for CUDA
 //! (loaded at run time), or without `cuda` for wgpu: one runtime per build, since every binary
@@ -77,7 +80,14 @@ pub struct Common {
 struct Cli {
     #[command(subcommand)]
     family: Family,
+    /// Off CUDA, time the device by the runtime's timestamp queries (wgpu, where the adapter
+    /// has them) as well as by the host clock; see `queue_stamps_ms` for what they cover.
+    #[arg(long, global = true)]
+    wgpu_stamps: bool,
 }
+
+/// `--wgpu-stamps`, for [`device_ms`].
+static WGPU_STAMPS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 #[derive(Subcommand)]
 enum Family {
@@ -446,19 +456,62 @@ impl<R: Runtime> Stamps<R> {
 
 /// Mean device time in ms of `reps` calls of `f` issued back to back, between two clock
 /// stamps ([`Stamps`]), so the launch and sync latency of the host clock is left out as it is
-/// from the peers' CUDA events; `None` where the runtime is not CUDA, or the clock did not move.
+/// from the peers' CUDA events; off CUDA with `--wgpu-stamps`, by the runtime's timestamp
+/// queries ([`queue_stamps_ms`]). `None` where the runtime has neither, or the clock did not
+/// move.
 pub fn device_ms<R: Runtime>(
     client: &ComputeClient<R>,
     reps: usize,
     mut f: impl FnMut(),
 ) -> Option<f64> {
-    let stamps = Stamps::new(client)?;
+    let Some(stamps) = Stamps::new(client) else {
+        if WGPU_STAMPS.load(std::sync::atomic::Ordering::Relaxed) {
+            return queue_stamps_ms(client, reps, &mut f);
+        }
+        return None;
+    };
     stamps.stamp(0);
     for _ in 0..reps {
         f();
     }
     stamps.stamp(1);
     Some(stamps.elapsed_ns()? as f64 * 1e-6 / reps.max(1) as f64)
+}
+
+/// Mean device time in ms of `reps` calls of `f` by cubecl's profile, where the runtime times
+/// the device (wgpu with timestamp queries). cubecl 0.10 writes the two timestamps at the start
+/// and the end of the first compute pass after the profile starts, and wgpu's stream ends a
+/// pass at every flush (each `CUBECL_WGPU_MAX_TASKS` dispatches, 32 by default) and every read
+/// back: the figure covers all `reps` calls only where they read nothing back and dispatch
+/// fewer kernels than that limit, so a run that uses it raises the limit. Inside one pass the
+/// dispatches run from one submission, so the figure leaves out the gaps between the host's
+/// submissions that the host clock holds. `None` where the runtime times by the host clock.
+fn queue_stamps_ms<R: Runtime>(
+    client: &ComputeClient<R>,
+    reps: usize,
+    f: &mut dyn FnMut(),
+) -> Option<f64> {
+    struct Calls<'a>(&'a mut dyn FnMut(), usize);
+    // SAFETY: `ComputeClient::profile` runs its closure on cubecl's device thread while this
+    // thread waits for it to return (cubecl-common's `run_scoped`), so what `f` borrows
+    // outlives the call and nothing else touches it meanwhile; the bench's closures keep no
+    // thread-local state (cubecl hands the closure this thread's stream id).
+    unsafe impl Send for Calls<'_> {}
+    impl Calls<'_> {
+        fn run(&mut self) {
+            for _ in 0..self.1 {
+                (self.0)();
+            }
+        }
+    }
+    cubecl::future::block_on(client.sync()).ok()?;
+    let mut calls = Calls(f, reps);
+    let (_, d) = client.profile(move || calls.run(), "bench_gpu").ok()?;
+    if d.timing_method() != cubecl::profile::TimingMethod::Device {
+        return None;
+    }
+    let ticks = cubecl::future::block_on(d.resolve());
+    Some(ticks.duration().as_secs_f64() * 1e3 / reps.max(1) as f64)
 }
 
 /// Prints the median of 20 empty intervals (a start stamp straight after an end stamp): what
@@ -470,16 +523,18 @@ pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
     if d.len() == 20 {
         d.sort_by(|a, b| a.total_cmp(b));
         println!(
-            "device clock (stamp kernels): empty interval {:.4} ms (median of 20; min {:.4}, max {:.4})",
+            "device clock (stamp kernels on CUDA, timestamp queries on wgpu): empty interval {:.4} ms (median of 20; min {:.4}, max {:.4})",
             d[10], d[0], d[19]
         );
     } else {
-        println!("device clock (stamp kernels): none (the runtime is not CUDA, or the clock did not move)");
+        println!("device clock: none (the runtime is not CUDA and --wgpu-stamps is off or found no timestamps, or the clock did not move)");
     }
 }
 
 fn main() {
-    match Cli::parse().family {
+    let cli = Cli::parse();
+    WGPU_STAMPS.store(cli.wgpu_stamps, std::sync::atomic::Ordering::Relaxed);
+    match cli.family {
         Family::Scan(a) => scan::main(a),
         Family::Copy(a) => copy::main(a),
         Family::Compact(a) => compact::main(a),

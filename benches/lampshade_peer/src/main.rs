@@ -1,5 +1,5 @@
 //! Peer benchmark for lampshade 0.13 (wgpu 30 / WGSL primitives), run beside cubeprim's own
-//! wgpu bench on the same card in the same session.
+//! wgpu bench on the same card in the same run.
 //!
 //! For each size and each u32 primitive lampshade has, the GPU-resident `*_gpu_to_gpu` API is
 //! first checked once against a CPU reference (output read back), then timed: one warm-up call
