@@ -34,3 +34,28 @@ pub(crate) fn empty<R: Runtime>(client: &ComputeClient<R>, bytes: usize) -> Resu
     check_bytes(client, bytes)?;
     Ok(client.empty(bytes))
 }
+
+/// A buffer as a kernel binds it: its handle and the number of items the kernel may index.
+#[derive(Clone)]
+pub(crate) struct Buf {
+    pub handle: Handle,
+    pub len: usize,
+}
+
+impl Buf {
+    pub fn new(handle: &Handle, len: usize) -> Self {
+        Self {
+            handle: handle.clone(),
+            len,
+        }
+    }
+
+    /// The launch argument.
+    ///
+    /// # Safety
+    ///
+    /// The kernel must index the buffer within `len` items.
+    pub unsafe fn arg<R: Runtime>(&self) -> ArrayArg<R> {
+        unsafe { ArrayArg::from_raw_parts(self.handle.clone(), self.len) }
+    }
+}

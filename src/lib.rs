@@ -114,8 +114,8 @@ pub use select::{
 pub use sort::{
     argsort, argsort_plan, bucketize, searchsorted, searchsorted_into, sort, sort_into, sort_pairs,
     sort_pairs_into, sort_plan, sort_with_indices, sort_workspace_bytes, top_k, top_k_into,
-    top_k_into_with, top_k_with, top_k_workspace_bytes, IndexType, Payload, Side, SortAlgorithm,
-    SortOptions, SortTuning, TopKMethod,
+    top_k_into_with, top_k_with, top_k_workspace_bytes, IndexType, Payload, Side, SortOptions,
+    SortTuning, TopKMethod,
 };
 pub use tensor::{DeviceTensor, MAX_ELEMENTS};
 pub use unique::unique;

@@ -14,7 +14,13 @@ use crate::common::codegen;
 use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
-use cubeprim_kernels::device::single_pass::LookbackConfig;
+use cubeprim_kernels::device::scan_rows::{
+    ScanInputsCompilationArg, ScanInputsExpand, ScanMetaCompilationArg, ScanMetaExpand,
+    ScanOutputsCompilationArg, ScanOutputsExpand, ScanScalarsCompilationArg, ScanScalarsExpand,
+};
+use cubeprim_kernels::device::single_pass::{
+    LookbackConfig, TileStateArgsCompilationArg, TileStateArgsExpand,
+};
 use cubeprim_kernels::device::ScanMode;
 use cubeprim_kernels::device::{fill::fill_u32, reduce_tiles::reduce_tiles, scan_rows::scan_rows};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
@@ -58,23 +64,26 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp>(
     scan_rows::expand::<DT, DA, DX, O, DN>(
         &mut b.scope,
         vec,
-        input,
-        mul,
-        init,
-        output,
-        indices,
-        state,
-        state_view,
-        prefixes,
-        layout,
-        len,
-        n_vec,
-        tiles_per_row,
-        num_tiles,
-        in_stride,
-        out_stride,
-        epoch,
-        counter_base,
+        ScanInputsExpand { input, mul, init },
+        ScanOutputsExpand { output, indices },
+        TileStateArgsExpand {
+            state,
+            view: state_view,
+        },
+        ScanMetaExpand {
+            prefixes,
+            layout,
+            len,
+        },
+        ScanScalarsExpand {
+            n_vec,
+            tiles_per_row,
+            num_tiles,
+            in_stride,
+            out_stride,
+            epoch,
+            counter_base,
+        },
         cfg,
         mode,
         device_len,
@@ -436,23 +445,33 @@ fn hand_definitions_match_the_macro() {
                     let macro_def = scan_rows::ScanRows::<f16, f32, i32, O, WgpuRuntime>::new(
                         settings,
                         client.clone(),
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        ARRAY,
-                        (),
-                        (),
-                        (),
-                        (),
-                        (),
-                        (),
-                        (),
+                        ScanInputsCompilationArg {
+                            input: ARRAY,
+                            mul: ARRAY,
+                            init: ARRAY,
+                        },
+                        ScanOutputsCompilationArg {
+                            output: ARRAY,
+                            indices: ARRAY,
+                        },
+                        TileStateArgsCompilationArg {
+                            state: ARRAY,
+                            view: ARRAY,
+                        },
+                        ScanMetaCompilationArg {
+                            prefixes: ARRAY,
+                            layout: ARRAY,
+                            len: ARRAY,
+                        },
+                        ScanScalarsCompilationArg {
+                            n_vec: (),
+                            tiles_per_row: (),
+                            num_tiles: (),
+                            in_stride: (),
+                            out_stride: (),
+                            epoch: (),
+                            counter_base: (),
+                        },
                         vec,
                         cfg,
                         mode,

@@ -10,10 +10,17 @@ use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::TileConfig;
 use cubeprim_kernels::device::reduce::reduce_rows;
-use cubeprim_kernels::device::run_length::{run_length, RunConfig};
+use cubeprim_kernels::device::run_length::{
+    run_length, RunConfig, RunInputsExpand, RunOutputsExpand,
+};
 use cubeprim_kernels::device::run_length_fixup::run_length_fixup;
-use cubeprim_kernels::device::select::{compact, CompactMode, CountCarry, PassConfig};
-use cubeprim_kernels::device::single_pass::{LookbackConfig, TileCarry};
+use cubeprim_kernels::device::select::{
+    compact, CompactInputsExpand, CompactMetaExpand, CompactMode, CompactOutputsExpand, CountCarry,
+    PassConfig,
+};
+use cubeprim_kernels::device::single_pass::{
+    LookbackConfig, PassScalarsExpand, TileCarry, TileStateArgsExpand,
+};
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
 
@@ -54,21 +61,27 @@ fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     compact::expand::<DF, DT, DV, DX, DN, G>(
         &mut b.scope,
         vec,
-        flags,
-        data,
-        values,
-        out,
-        out_values,
-        out_index,
-        count,
-        len,
-        total,
-        shape,
-        state,
-        state_view,
-        n,
-        epoch,
-        base,
+        CompactInputsExpand {
+            flags,
+            data,
+            values,
+        },
+        CompactOutputsExpand {
+            out,
+            out_values,
+            out_index,
+            count,
+        },
+        CompactMetaExpand { len, total, shape },
+        TileStateArgsExpand {
+            state,
+            view: state_view,
+        },
+        PassScalarsExpand {
+            n_host: n,
+            epoch,
+            counter_base: base,
+        },
         cfg,
         mode,
     );
@@ -112,19 +125,24 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     run_length::expand::<DK, DV, DA, DW, DX, O, DN>(
         &mut b.scope,
         vec,
-        keys,
-        values,
-        out_keys,
-        out_values,
-        inverse,
-        count,
+        RunInputsExpand { keys, values },
+        RunOutputsExpand {
+            out_keys,
+            out_values,
+            inverse,
+            count,
+        },
         len,
         records,
-        state,
-        state_view,
-        n,
-        epoch,
-        base,
+        TileStateArgsExpand {
+            state,
+            view: state_view,
+        },
+        PassScalarsExpand {
+            n_host: n,
+            epoch,
+            counter_base: base,
+        },
         cfg,
         run,
     );

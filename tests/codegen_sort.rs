@@ -8,8 +8,12 @@ use crate::common::codegen;
 use codegen::*;
 use cubecl::prelude::*;
 use cubeprim_kernels::cube::RadixConfig;
-use cubeprim_kernels::device::radix_histogram::{radix_histogram, PassTiles};
-use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_histogram::{
+    radix_histogram, PassTiles, RadixDigitExpand, RadixGridExpand, RadixRowsExpand,
+};
+use cubeprim_kernels::device::radix_scatter::{
+    radix_scatter, RadixValues, ScatterInputsExpand, ScatterOutputsExpand,
+};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use cubeprim_kernels::device::search_sorted::search_sorted;
@@ -41,18 +45,21 @@ fn define_histogram<T: Numeric>(
         vec,
         keys,
         counts,
-        layout,
-        count,
-        n,
-        tpr,
-        ng,
-        gpr,
-        ft,
-        st,
-        sd,
-        sh,
-        bits,
-        fl,
+        RadixRowsExpand { layout, count },
+        RadixGridExpand {
+            n,
+            tiles_per_row: tpr,
+            num_cubes: ng,
+            cubes_per_row: gpr,
+            first_tile: ft,
+            in_stride: st,
+            strided: sd,
+        },
+        RadixDigitExpand {
+            shift: sh,
+            bits,
+            flip: fl,
+        },
         cfg,
         device_len,
         tiles,
@@ -107,24 +114,28 @@ fn define_scatter_tiles<T: Numeric, VI: Numeric, VO: Numeric>(
     let [n, tpr, nc, cpr, ft, st, sd, oc, sh, bits, fl] = a.try_into().ok().unwrap();
     radix_scatter::expand::<DT, Dvi, Dvo>(
         &mut b.scope,
-        keys_in,
-        values_in,
-        keys_out,
-        values_out,
+        ScatterInputsExpand { keys_in, values_in },
+        ScatterOutputsExpand {
+            keys_out,
+            values_out,
+        },
         offsets,
-        layout,
-        count,
-        n,
-        tpr,
-        nc,
-        cpr,
-        ft,
-        st,
-        sd,
+        RadixRowsExpand { layout, count },
+        RadixGridExpand {
+            n,
+            tiles_per_row: tpr,
+            num_cubes: nc,
+            cubes_per_row: cpr,
+            first_tile: ft,
+            in_stride: st,
+            strided: sd,
+        },
         oc,
-        sh,
-        bits,
-        fl,
+        RadixDigitExpand {
+            shift: sh,
+            bits,
+            flip: fl,
+        },
         cfg,
         device_len,
         values,

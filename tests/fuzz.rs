@@ -19,7 +19,7 @@ use cubecl::Runtime;
 use cubeprim::cpu::{self, ScanElement, SortElement};
 use cubeprim::{
     DType, DeviceTensor, Element, IndexType, Len, PlaneOps, ScanAlgorithm, ScanOp, ScanOptions,
-    Side, SortAlgorithm, SortOptions, TopKMethod, Workspace,
+    Side, SortOptions, TopKMethod, Workspace,
 };
 use half::f16;
 use rand::rngs::StdRng;
@@ -1510,11 +1510,6 @@ fn draw_sort_opts(cx: &mut Cx, dtype: DType) -> (SortOptions, Option<(u32, u32)>
         o = o.bits(b, e);
         bits = Some((b, e));
     }
-    o.algorithm = if cx.rng.random_bool(0.2) {
-        SortAlgorithm::ReduceThenScan
-    } else {
-        SortAlgorithm::Auto
-    };
     o.plane_ops = draw_plane_ops(cx);
     (o, bits)
 }

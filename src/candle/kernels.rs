@@ -17,7 +17,10 @@ use cubecl_cpp::shared::{CompilationOptions, CppCompiler, CppSupportedFeatures};
 use cubecl_cpp::MslCompiler;
 use cubeprim_kernels::cube::RadixConfig;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
-use cubeprim_kernels::device::scan_rows::scan_rows;
+use cubeprim_kernels::device::scan_rows::{
+    scan_rows, ScanInputsExpand, ScanMetaExpand, ScanOutputsExpand, ScanScalarsExpand,
+};
+use cubeprim_kernels::device::single_pass::TileStateArgsExpand;
 use cubeprim_kernels::ops::{Add, LogAddExp, Max, Min, Mul};
 use std::sync::Mutex;
 
@@ -96,23 +99,26 @@ fn define_scan_rows<T: Numeric, A: Numeric, X: Int, O: cubeprim_kernels::ops::Sc
     scan_rows::expand::<DT, DA, DX, O, DN>(
         &mut b.scope,
         launch.vec,
-        input,
-        mul,
-        init,
-        output,
-        indices,
-        state,
-        state_view,
-        prefixes,
-        layout,
-        len,
-        n_vec,
-        tiles_per_row,
-        num_tiles,
-        in_stride,
-        out_stride,
-        epoch,
-        counter_base,
+        ScanInputsExpand { input, mul, init },
+        ScanOutputsExpand { output, indices },
+        TileStateArgsExpand {
+            state,
+            view: state_view,
+        },
+        ScanMetaExpand {
+            prefixes,
+            layout,
+            len,
+        },
+        ScanScalarsExpand {
+            n_vec,
+            tiles_per_row,
+            num_tiles,
+            in_stride,
+            out_stride,
+            epoch,
+            counter_base,
+        },
         launch.cfg,
         launch.mode,
         false,

@@ -9,6 +9,7 @@
 //! `unique` (sorted unique values) is `sort` followed by [`unique_consecutive`]; it lands with
 //! the sort.
 
+use crate::alloc::Buf;
 use crate::count::Len;
 use crate::dispatch::with_dtype;
 #[doc(hidden)]
@@ -20,8 +21,11 @@ use crate::select::{new_count, read_count};
 use crate::tuning::{Policy, Tuning};
 use crate::{DType, DeviceTensor, Error, Result, ScanOp, Workspace};
 use cubecl::prelude::*;
-use cubeprim_kernels::device::run_length::{padded_len, run_length, RunConfig};
+use cubeprim_kernels::device::run_length::{
+    padded_len, run_length, RunConfig, RunInputsLaunch, RunOutputsLaunch,
+};
 use cubeprim_kernels::device::run_length_fixup::{run_length_fixup, RECORD_WORDS};
+use cubeprim_kernels::device::single_pass::{PassScalarsLaunch, TileStateArgsLaunch};
 use cubeprim_kernels::ops::{Add, LogAddExp, Max, Min, Mul};
 
 /// Bytes of [`Workspace`] a run-length pass over up to `capacity` keys needs (`values`: the
@@ -297,24 +301,25 @@ fn run<R: Runtime>(
     let (len_h, n_host) = len_parts(job.len, &dummy);
     let vecs = cap.max(pass.vec) / pass.vec;
     let h = |t: Option<&DeviceTensor<R>>, n: usize| {
-        t.map(|t| (t.handle.clone(), n))
-            .unwrap_or((dummy.clone(), 1))
+        Buf::new(
+            t.map(|t| &t.handle).unwrap_or(&dummy),
+            if t.is_some() { n } else { 1 },
+        )
     };
-    let bufs = [
-        h(Some(job.keys), vecs),
-        h(job.values, vecs),
-        h(Some(job.out_keys), cap.max(1)),
-        h(job.out_values, cap.max(1)),
-        h(job.inverse, cap.max(1)),
-        (job.count.handle.clone(), 1),
-        (len_h, 1),
-        match &records {
-            Some(r) => (r.clone(), RECORD_WORDS as usize * pass.tiles as usize),
-            None => (dummy.clone(), 1),
+    let bufs = Bufs {
+        keys: h(Some(job.keys), vecs),
+        values: h(job.values, vecs),
+        out_keys: h(Some(job.out_keys), cap.max(1)),
+        out_values: h(job.out_values, cap.max(1)),
+        inverse: h(job.inverse, cap.max(1)),
+        count: Buf::new(&job.count.handle, 1),
+        len: Buf::new(&len_h, 1),
+        records: match &records {
+            Some(r) => Buf::new(r, RECORD_WORDS as usize * pass.tiles as usize),
+            None => Buf::new(&dummy, 1),
         },
-        (lease.handle.clone(), lease.words),
-        (lease.handle.clone(), lease.words),
-    ];
+        state: Buf::new(&lease.handle, lease.words),
+    };
     let l = Launch {
         pass: &pass,
         bufs: &bufs,
@@ -345,9 +350,24 @@ fn run<R: Runtime>(
     Ok(())
 }
 
+/// The buffers of one pass (one-element dummies where not asked for).
+struct Bufs {
+    keys: Buf,
+    values: Buf,
+    out_keys: Buf,
+    out_values: Buf,
+    inverse: Buf,
+    count: Buf,
+    len: Buf,
+    /// The tiles' records for [`run_length_fixup`].
+    records: Buf,
+    /// The tile state (bound twice: atomics and plain loads).
+    state: Buf,
+}
+
 struct Launch<'a> {
     pass: &'a Pass,
-    bufs: &'a [(cubecl::server::Handle, usize); 10],
+    bufs: &'a Bufs,
     cubes: CubeCount,
     n_host: u32,
     epoch: u32,
@@ -370,8 +390,7 @@ impl Launch<'_> {
         &self,
         client: &ComputeClient<R>,
     ) {
-        let a =
-            |i: usize| unsafe { ArrayArg::from_raw_parts(self.bufs[i].0.clone(), self.bufs[i].1) };
+        let b = self.bufs;
         // SAFETY: every buffer holds the launch's capacity (checked by `run`).
         unsafe {
             run_length::launch_unchecked::<K, V, A, W, X, O, R>(
@@ -379,19 +398,17 @@ impl Launch<'_> {
                 self.cubes.clone(),
                 CubeDim::new_1d(self.pass.cfg.threads),
                 self.pass.vec,
-                a(0),
-                a(1),
-                a(2),
-                a(3),
-                a(4),
-                a(5),
-                a(6),
-                a(7),
-                a(8),
-                a(9),
-                self.n_host,
-                self.epoch,
-                self.base,
+                RunInputsLaunch::new(b.keys.arg(), b.values.arg()),
+                RunOutputsLaunch::new(
+                    b.out_keys.arg(),
+                    b.out_values.arg(),
+                    b.inverse.arg(),
+                    b.count.arg(),
+                ),
+                b.len.arg(),
+                b.records.arg(),
+                TileStateArgsLaunch::new(b.state.arg(), b.state.arg()),
+                PassScalarsLaunch::new(self.n_host, self.epoch, self.base),
                 self.pass.cfg,
                 self.run,
             );
@@ -401,10 +418,10 @@ impl Launch<'_> {
                     client,
                     CubeCount::Static(self.pass.tiles.div_ceil(FIXUP_THREADS), 1, 1),
                     CubeDim::new_1d(FIXUP_THREADS),
-                    a(7),
-                    a(3),
-                    a(5),
-                    a(6),
+                    b.records.arg(),
+                    b.out_values.arg(),
+                    b.count.arg(),
+                    b.len.arg(),
                     self.n_host,
                     tile,
                     FIXUP_THREADS,

@@ -9,7 +9,10 @@ use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::device::reduce_tiles::reduce_tiles;
-use cubeprim_kernels::device::scan_rows::scan_rows;
+use cubeprim_kernels::device::scan_rows::{
+    scan_rows, ScanInputsLaunch, ScanMetaLaunch, ScanOutputsLaunch, ScanScalarsLaunch,
+};
+use cubeprim_kernels::device::single_pass::TileStateArgsLaunch;
 use cubeprim_kernels::ops::ScanOp as KernelOp;
 use half::{bf16, f16};
 
@@ -395,32 +398,42 @@ fn launch_scan<R: Runtime, T: Numeric, A: Numeric, X: Int, O: KernelOp>(
             count,
             CubeDim::new_1d(plan.cfg.threads),
             plan.vec,
-            ArrayArg::from_raw_parts(b.input.clone(), b.input_len),
-            ArrayArg::from_raw_parts(b.mul.clone(), b.mul_len),
-            match &b.init {
-                Some(h) => ArrayArg::from_raw_parts(h.clone(), plan.rows),
-                None => ArrayArg::from_raw_parts(b.prefixes.clone(), 1),
-            },
-            ArrayArg::from_raw_parts(b.output.clone(), out_len),
-            ArrayArg::from_raw_parts(b.indices.clone(), b.indices_len),
-            ArrayArg::from_raw_parts(b.state.clone(), b.state_len),
-            // The state again, for plain polling loads where the plan allows them (CUDA); a
-            // wgpu dispatch may not bind one buffer both atomic and plain.
-            if plan.lookback.plain_reads {
-                ArrayArg::from_raw_parts(b.state.clone(), b.state_len)
-            } else {
-                ArrayArg::from_raw_parts(b.prefixes.clone(), 1)
-            },
-            ArrayArg::from_raw_parts(b.prefixes.clone(), b.prefixes_len),
-            ArrayArg::from_raw_parts(b.layout.clone(), b.layout_len),
-            ArrayArg::from_raw_parts(b.len.clone(), 1),
-            plan.n_vec,
-            plan.tiles_per_row,
-            plan.num_tiles,
-            plan.in_stride,
-            plan.out_stride,
-            epoch,
-            base,
+            ScanInputsLaunch::new(
+                ArrayArg::from_raw_parts(b.input.clone(), b.input_len),
+                ArrayArg::from_raw_parts(b.mul.clone(), b.mul_len),
+                match &b.init {
+                    Some(h) => ArrayArg::from_raw_parts(h.clone(), plan.rows),
+                    None => ArrayArg::from_raw_parts(b.prefixes.clone(), 1),
+                },
+            ),
+            ScanOutputsLaunch::new(
+                ArrayArg::from_raw_parts(b.output.clone(), out_len),
+                ArrayArg::from_raw_parts(b.indices.clone(), b.indices_len),
+            ),
+            TileStateArgsLaunch::new(
+                ArrayArg::from_raw_parts(b.state.clone(), b.state_len),
+                // The state again, for plain polling loads where the plan allows them (CUDA);
+                // a wgpu dispatch may not bind one buffer both atomic and plain.
+                if plan.lookback.plain_reads {
+                    ArrayArg::from_raw_parts(b.state.clone(), b.state_len)
+                } else {
+                    ArrayArg::from_raw_parts(b.prefixes.clone(), 1)
+                },
+            ),
+            ScanMetaLaunch::new(
+                ArrayArg::from_raw_parts(b.prefixes.clone(), b.prefixes_len),
+                ArrayArg::from_raw_parts(b.layout.clone(), b.layout_len),
+                ArrayArg::from_raw_parts(b.len.clone(), 1),
+            ),
+            ScanScalarsLaunch::new(
+                plan.n_vec,
+                plan.tiles_per_row,
+                plan.num_tiles,
+                plan.in_stride,
+                plan.out_stride,
+                epoch,
+                base,
+            ),
             plan.cfg,
             mode,
             plan.device_len,

@@ -14,13 +14,16 @@
 
 pub(crate) mod plan;
 
+use crate::alloc::Buf;
 use crate::count::Len;
 use crate::tuning::Policy;
 use crate::{DType, DeviceTensor, Error, Result, Workspace};
 use cubecl::prelude::*;
-use cubecl::server::Handle;
 use cubeprim_kernels::device::lookback::TileCarry;
-use cubeprim_kernels::device::select::{compact, CompactMode};
+use cubeprim_kernels::device::select::{
+    compact, CompactInputsLaunch, CompactMetaLaunch, CompactMode, CompactOutputsLaunch,
+};
+use cubeprim_kernels::device::single_pass::{PassScalarsLaunch, TileStateArgsLaunch};
 use plan::{
     check_count, check_flags, check_input, check_output, len_parts, with_bits, with_flags, Pass,
     THREADS,
@@ -85,9 +88,20 @@ struct Job<'a, R: Runtime> {
     len: Len<'a, R>,
 }
 
-/// Handles and lengths of one launch.
+/// The buffers of one launch (one-element dummies where the mode has none).
 struct Bufs {
-    h: [(Handle, usize); 12],
+    flags: Buf,
+    data: Buf,
+    values: Buf,
+    out: Buf,
+    out_values: Buf,
+    out_index: Buf,
+    count: Buf,
+    len: Buf,
+    total: Buf,
+    shape: Buf,
+    /// The tile state (bound twice: atomics and plain loads).
+    state: Buf,
 }
 
 fn run<R: Runtime>(
@@ -162,48 +176,41 @@ fn run<R: Runtime>(
     let (cubes, ncubes) = pass.cube_count();
     let (lease, _) = ws.lease_with_temp(client, pass.state_bytes, 0, ncubes)?;
     let dummy = ws.dummy(client);
-    let d = || (dummy.clone(), 1usize);
+    let d = || Buf::new(&dummy, 1);
     let vecs = |t: Option<&DeviceTensor<R>>| {
-        t.map(|t| (t.handle.clone(), capacity.max(pass.vec) / pass.vec))
+        t.map(|t| Buf::new(&t.handle, capacity.max(pass.vec) / pass.vec))
             .unwrap_or_else(d)
     };
     let elems = |t: Option<&DeviceTensor<R>>| {
-        t.map(|t| (t.handle.clone(), t.num_elements().max(1)))
+        t.map(|t| Buf::new(&t.handle, t.num_elements().max(1)))
             .unwrap_or_else(d)
     };
-    let shape_handle = if job.shape.is_empty() {
+    let shape = if job.shape.is_empty() {
         d()
     } else {
-        (
-            client.create_from_slice(bytemuck::cast_slice(&job.shape)),
+        Buf::new(
+            &client.create_from_slice(bytemuck::cast_slice(&job.shape)),
             job.shape.len(),
         )
     };
     let (len_h, n_host) = len_parts(job.len, &dummy);
-    // Byte flags: vectors of `pass.vec` words, four flags to a word.
-    let flags_arg = if packed {
-        (
-            job.flags.handle.clone(),
-            capacity.div_ceil(4 * pass.vec).max(1),
-        )
-    } else {
-        vecs(Some(job.flags))
-    };
     let bufs = Bufs {
-        h: [
-            flags_arg,
-            vecs(job.data),
-            vecs(job.values),
-            elems(job.out),
-            elems(job.out_values),
-            elems(job.out_index),
-            (job.count.handle.clone(), 1),
-            (len_h, 1),
-            job.total.map(|t| (t.handle.clone(), 1)).unwrap_or_else(d),
-            shape_handle,
-            (lease.handle.clone(), lease.words),
-            (lease.handle.clone(), lease.words),
-        ],
+        // Byte flags: vectors of `pass.vec` words, four flags to a word.
+        flags: if packed {
+            Buf::new(&job.flags.handle, capacity.div_ceil(4 * pass.vec).max(1))
+        } else {
+            vecs(Some(job.flags))
+        },
+        data: vecs(job.data),
+        values: vecs(job.values),
+        out: elems(job.out),
+        out_values: elems(job.out_values),
+        out_index: elems(job.out_index),
+        count: Buf::new(&job.count.handle, 1),
+        len: Buf::new(&len_h, 1),
+        total: job.total.map(|t| Buf::new(&t.handle, 1)).unwrap_or_else(d),
+        shape,
+        state: Buf::new(&lease.handle, lease.words),
     };
     let args = (cubes, n_host, lease.epoch, lease.counter_base);
     let x64 = job
@@ -237,7 +244,6 @@ fn launch<R: Runtime, F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     (cubes, n_host, epoch, base): (CubeCount, u32, u32, u32),
     mode: CompactMode,
 ) {
-    let a = |i: usize| unsafe { ArrayArg::from_raw_parts(b.h[i].0.clone(), b.h[i].1) };
     // SAFETY: every buffer holds the capacity the launch is sized for (checked by `run`);
     // tiles past the length read and write nothing.
     unsafe {
@@ -246,21 +252,16 @@ fn launch<R: Runtime, F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
             cubes,
             CubeDim::new_1d(THREADS),
             pass.vec,
-            a(0),
-            a(1),
-            a(2),
-            a(3),
-            a(4),
-            a(5),
-            a(6),
-            a(7),
-            a(8),
-            a(9),
-            a(10),
-            a(11),
-            n_host,
-            epoch,
-            base,
+            CompactInputsLaunch::new(b.flags.arg(), b.data.arg(), b.values.arg()),
+            CompactOutputsLaunch::new(
+                b.out.arg(),
+                b.out_values.arg(),
+                b.out_index.arg(),
+                b.count.arg(),
+            ),
+            CompactMetaLaunch::new(b.len.arg(), b.total.arg(), b.shape.arg()),
+            TileStateArgsLaunch::new(b.state.arg(), b.state.arg()),
+            PassScalarsLaunch::new(n_host, epoch, base),
             pass.cfg,
             mode,
         )

@@ -6,8 +6,12 @@ use crate::{DType, DeviceTensor, Result, Workspace};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeprim_kernels::cube::{RadixConfig, DIGIT_BITS};
-use cubeprim_kernels::device::radix_histogram::{radix_histogram, PassTiles, HISTOGRAM_GROUP};
-use cubeprim_kernels::device::radix_scatter::{radix_scatter, RadixValues};
+use cubeprim_kernels::device::radix_histogram::{
+    radix_histogram, PassTiles, RadixDigitLaunch, RadixGridLaunch, RadixRowsLaunch, HISTOGRAM_GROUP,
+};
+use cubeprim_kernels::device::radix_scatter::{
+    radix_scatter, RadixValues, ScatterInputsLaunch, ScatterOutputsLaunch,
+};
 use cubeprim_kernels::device::radix_select_rows::radix_select_rows;
 use cubeprim_kernels::device::radix_sort_rows::radix_sort_rows;
 use half::{bf16, f16};
@@ -215,26 +219,46 @@ struct Pass<'h> {
 impl Pass<'_> {
     /// The keys and values a scatter pass reads and writes, as launch arguments (`data`: keys
     /// of the input, `out_len`: of the outputs).
-    fn io_args<R: Runtime>(
+    fn io_args<R: Runtime, T: Numeric, VI: Numeric, VO: Numeric>(
         &self,
         data: usize,
         out_len: usize,
         dummy: &Handle,
-    ) -> (ArrayArg<R>, ArrayArg<R>, ArrayArg<R>, ArrayArg<R>) {
+    ) -> (
+        ScatterInputsLaunch<T, VI, R>,
+        ScatterOutputsLaunch<T, VO, R>,
+    ) {
         let load = self.values == RadixValues::Load;
         let has_values = self.values != RadixValues::None;
         (
-            arg(self.keys_in, self.keys_in_len),
-            arg(self.values_in, if load { data } else { 1 }),
-            match self.keys_out {
-                Some(k) => arg(k, out_len.max(data)),
-                None => arg(dummy, 1),
-            },
-            arg(
-                self.values_out,
-                if has_values { out_len.max(data) } else { 1 },
+            ScatterInputsLaunch::new(
+                arg(self.keys_in, self.keys_in_len),
+                arg(self.values_in, if load { data } else { 1 }),
+            ),
+            ScatterOutputsLaunch::new(
+                match self.keys_out {
+                    Some(k) => arg(k, out_len.max(data)),
+                    None => arg(dummy, 1),
+                },
+                arg(
+                    self.values_out,
+                    if has_values { out_len.max(data) } else { 1 },
+                ),
             ),
         )
+    }
+
+    /// The rows' layout and the device-resident length (a dummy without one).
+    fn rows<R: Runtime>(&self, b: &SortBuffers<'_>, dummy: &Handle) -> RadixRowsLaunch<R> {
+        RadixRowsLaunch::new(
+            arg(self.layout, self.layout_len),
+            arg(b.count.unwrap_or(dummy), 1),
+        )
+    }
+
+    /// The pass's digit, its bits flipped by `flip`.
+    fn digit<R: Runtime>(&self, flip: u32) -> RadixDigitLaunch<R> {
+        RadixDigitLaunch::new(self.shift, self.bits, flip)
     }
 }
 
@@ -485,18 +509,17 @@ fn launch_histogram<R: Runtime>(
                 vec,
                 arg(pass.keys_in, pass.keys_in_len / vec),
                 arg(counts, plan.temp.counts_len),
-                arg(pass.layout, pass.layout_len),
-                arg(b.count.unwrap_or(dummy), 1),
-                plan.n as u32,
-                plan.tiles_per_row,
-                groups,
-                groups_per_row,
-                first_tile,
-                pass.in_stride,
-                pass.strided,
-                pass.shift,
-                pass.bits,
-                flip,
+                pass.rows(b, dummy),
+                RadixGridLaunch::new(
+                    plan.n as u32,
+                    plan.tiles_per_row,
+                    groups,
+                    groups_per_row,
+                    first_tile,
+                    pass.in_stride,
+                    pass.strided,
+                ),
+                pass.digit(flip),
                 cfg,
                 b.count.is_some(),
                 tiles,
@@ -541,7 +564,7 @@ fn launch_scatter<R: Runtime>(
         with_key!(key, |K| {
             macro_rules! go {
                 ($VI:ty, $VO:ty) => {{
-                    let io = pass.io_args::<R>(data, out_len, dummy);
+                    let io = pass.io_args::<R, K, $VI, $VO>(data, out_len, dummy);
                     unsafe {
                         radix_scatter::launch_unchecked::<K, $VI, $VO, R>(
                             client,
@@ -549,22 +572,19 @@ fn launch_scatter<R: Runtime>(
                             CubeDim::new_1d(plan.cfg.threads),
                             io.0,
                             io.1,
-                            io.2,
-                            io.3,
                             arg(offsets, plan.temp.counts_len),
-                            arg(pass.layout, pass.layout_len),
-                            arg(b.count.unwrap_or(dummy), 1),
-                            plan.n as u32,
-                            plan.tiles_per_row,
-                            cubes,
-                            cubes_per_row,
-                            first_tile,
-                            pass.in_stride,
-                            pass.strided,
+                            pass.rows(b, dummy),
+                            RadixGridLaunch::new(
+                                plan.n as u32,
+                                plan.tiles_per_row,
+                                cubes,
+                                cubes_per_row,
+                                first_tile,
+                                pass.in_stride,
+                                pass.strided,
+                            ),
                             pass.out_cols,
-                            pass.shift,
-                            pass.bits,
-                            flip,
+                            pass.digit(flip),
                             plan.cfg,
                             b.count.is_some(),
                             pass.values,

@@ -159,8 +159,6 @@ pub struct SortOptions {
     /// Overrides of the tile shape of the device-wide passes, for benchmarks and tests.
     #[doc(hidden)]
     pub tuning: Option<SortTuning>,
-    /// How rows longer than one cube are sorted.
-    pub algorithm: SortAlgorithm,
     /// Whether the scatter kernels of full tiles are built per digit, its shift, width and
     /// direction constants (`None`: the plan's choice, on CUDA only; see
     /// `SortPlan::const_digits`).
@@ -173,30 +171,7 @@ pub struct SortOptions {
     pub pack_indices: Option<bool>,
 }
 
-/// The device-wide form of a sort (rows that fit one cube are always sorted inside it).
-///
-/// Per digit: tile histograms → scan of the counts → scatter, on every device. A onesweep form
-/// (CUB's: one histogram of every digit, then one ranking and scatter kernel per digit with a
-/// look-back between tiles) was measured slower for 2^28 u32 keys on both cards, 11.14
-/// against 6.57 ms on the H100 and 11.6 against 9.5 ms on the H200 (BENCHMARKS.md, "What was
-/// learned"), so no device chose it and it was removed; a faster form would come back as a new
-/// variant.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum SortAlgorithm {
-    /// The plan's choice: histogram → scan → scatter.
-    #[default]
-    Auto,
-    /// Per digit: tile histograms → scan of the counts → scatter. No cube waits on another.
-    ReduceThenScan,
-}
-
 impl SortOptions {
-    /// Picks how rows longer than one cube are sorted.
-    pub fn algorithm(mut self, a: SortAlgorithm) -> Self {
-        self.algorithm = a;
-        self
-    }
     /// Largest first (NaN first); equal keys still keep their input order.
     pub fn descending(mut self) -> Self {
         self.descending = true;

@@ -95,12 +95,43 @@ pub fn pass_digit(
 /// writes of one digit fill a 32-byte sector).
 pub const HISTOGRAM_GROUP: u32 = 8;
 
+/// The rows of a sort pass: their offsets (where the keys are a strided view) and the
+/// device-resident length (a dummy unless the length is read on the device).
+#[derive(CubeLaunch, CubeType)]
+pub struct RadixRows {
+    pub layout: Array<u32>,
+    pub count: Array<u32>,
+}
+
+/// The tiles a sort pass's cubes take: the row length (unless read on the device), tiles per
+/// row, cubes in all and per row, the first tile of a row, the keys' stride along the row, and
+/// whether rows start at offsets from the layout (`strided`).
+#[derive(CubeLaunch, CubeType)]
+pub struct RadixGrid {
+    pub n: u32,
+    pub tiles_per_row: u32,
+    pub num_cubes: u32,
+    pub cubes_per_row: u32,
+    pub first_tile: u32,
+    pub in_stride: u32,
+    pub strided: u32,
+}
+
+/// The digit of a pass: its shift and width in the ordered key, and the bits flipped for a
+/// descending sort.
+#[derive(CubeLaunch, CubeType)]
+pub struct RadixDigit {
+    pub shift: u32,
+    pub bits: u32,
+    pub flip: u32,
+}
+
 /// `counts[(row * 256 + d) * tiles_per_row + tile]` = keys of the tile whose digit is `d`
 /// (digit-major per row, so that an exclusive scan of each row gives every (digit, tile) its
-/// first output position). Rows are `n_cols` keys long, `in_stride` apart; tiles past the length
-/// count nothing. Each cube counts [`HISTOGRAM_GROUP`] consecutive tiles of one row: cube `c`
-/// (of `num_groups`) counts tiles `first_tile + (c % groups_per_row) * 8 ..` of row
-/// `c / groups_per_row` (every tile: `first_tile = 0`, `groups_per_row =
+/// first output position). Rows are `grid.n` keys long, `grid.in_stride` apart; tiles past the
+/// length count nothing. Each cube counts [`HISTOGRAM_GROUP`] consecutive tiles of one row: cube
+/// `c` (of `grid.num_cubes`) counts tiles `first_tile + (c % cubes_per_row) * 8 ..` of row
+/// `c / cubes_per_row` (every tile: `first_tile = 0`, `cubes_per_row =
 /// tiles_per_row.div_ceil(8)`). One tile per cube wrote 256 counts to 256 sectors, and the
 /// kernel was bound by those partial-sector writes in L2 (H200: 0.49 ms a pass over 2^28 keys,
 /// 83 % of L2 throughput, against about 0.27 ms to read the keys); eight fill each sector.
@@ -109,24 +140,14 @@ pub const HISTOGRAM_GROUP: u32 = 8;
 /// as vectors of `N` (the row's start and `cfg.items` multiples of `N`), with no bound
 /// checks, and the digit may be a constant; [`PassTiles::Checked`] takes `N = 1`.
 #[cube(launch_unchecked)]
-// `n_cols`, not `n`: the macro adds an argument `_n` for `N`. A comptime branch and a runtime
-// one with the same body stay separate `if`s in cube code.
-#[allow(clippy::too_many_arguments, clippy::if_same_then_else)]
+// A comptime branch and a runtime one with the same body stay separate `if`s in cube code.
+#[allow(clippy::if_same_then_else)]
 pub fn radix_histogram<T: Numeric, N: Size>(
     keys: &Array<Vector<T, N>>,
     counts: &mut Array<u32>,
-    layout: &Array<u32>,
-    count: &Array<u32>,
-    n_cols: u32,
-    tiles_per_row: u32,
-    num_groups: u32,
-    groups_per_row: u32,
-    first_tile: u32,
-    in_stride: u32,
-    strided: u32,
-    shift: u32,
-    bits: u32,
-    flip: u32,
+    rows: &RadixRows,
+    grid: RadixGrid,
+    digit: RadixDigit,
     #[comptime] cfg: RadixConfig,
     #[comptime] device_len: bool,
     #[comptime] tiles: PassTiles,
@@ -140,17 +161,21 @@ pub fn radix_histogram<T: Numeric, N: Size>(
     // tiles, which 8 consecutive lanes gather, then sit in 8 different banks.
     let pitch = comptime![RADIX + 1];
     let words = comptime![(HISTOGRAM_GROUP * (RADIX + 1)) as usize];
-    if group_id < num_groups {
-        let row = group_id / groups_per_row;
-        let first = first_tile + (group_id % groups_per_row) * group;
-        let (shift, bits, flip) = pass_digit(shift, bits, flip, tiles);
+    if group_id < grid.num_cubes {
+        let row = group_id / grid.cubes_per_row;
+        let first = grid.first_tile + (group_id % grid.cubes_per_row) * group;
+        let (shift, bits, flip) = pass_digit(digit.shift, digit.bits, digit.flip, tiles);
         let mask = (1u32 << bits) - 1u32;
         let hist = SharedMemory::<Atomic<u32>>::new(words);
         clear_shared_counters(&hist, comptime![HISTOGRAM_GROUP * (RADIX + 1)], threads);
         sync_cube();
-        let len = radix_row_len(n_cols, count, device_len);
-        let base = radix_row_base(row, n_cols, layout, strided);
-        let mut in_group = select(tiles_per_row - first < group, tiles_per_row - first, group);
+        let len = radix_row_len(grid.n, &rows.count, device_len);
+        let base = radix_row_base(row, grid.n, &rows.layout, grid.strided);
+        let mut in_group = select(
+            grid.tiles_per_row - first < group,
+            grid.tiles_per_row - first,
+            group,
+        );
         if comptime![full] {
             in_group = group;
         }
@@ -178,7 +203,7 @@ pub fn radix_histogram<T: Numeric, N: Size>(
                     let i = start + k * threads + t;
                     let mut d = 256u32; // RADIX: no digit
                     if i < len {
-                        let key = keys[base + i as usize * in_stride as usize][0];
+                        let key = keys[base + i as usize * grid.in_stride as usize][0];
                         d = radix_digit::<T>(key, shift, mask, flip);
                     }
                     digits[k as usize] = d;
@@ -198,13 +223,13 @@ pub fn radix_histogram<T: Numeric, N: Size>(
         sync_cube();
         // Entry `e` of the group's counts: digit `e / 8`, tile `first + e % 8`; eight
         // consecutive lanes write one digit's eight counts (one sector).
-        let out = row as usize * (RADIX * tiles_per_row) as usize + first as usize;
+        let out = row as usize * (RADIX * grid.tiles_per_row) as usize + first as usize;
         for k in 0..comptime![(HISTOGRAM_GROUP * RADIX).div_ceil(cfg.threads)] {
             let e = k * threads + t;
             let d = e / group;
             let j = e % group;
             if d < RADIX && j < in_group {
-                counts[out + (d * tiles_per_row + j) as usize] =
+                counts[out + (d * grid.tiles_per_row + j) as usize] =
                     hist[(j * pitch + d) as usize].load();
             }
         }

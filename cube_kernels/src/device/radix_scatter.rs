@@ -7,7 +7,9 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::radix_histogram::{pass_digit, radix_row_base, radix_row_len, PassTiles, RADIX};
+use super::radix_histogram::{
+    pass_digit, radix_row_base, radix_row_len, PassTiles, RadixDigit, RadixGrid, RadixRows, RADIX,
+};
 use crate::cube::{
     match_counter_slots, radix_slot, radix_slots, tile_rank_match, tile_sort_by_digit,
     warp_striped_pos, RadixConfig, RankLayout, DIGIT_BITS,
@@ -41,6 +43,20 @@ impl RadixValues {
     }
 }
 
+/// What a scatter pass reads: the keys and the values beside them (a dummy for keys only).
+#[derive(CubeLaunch, CubeType)]
+pub struct ScatterInputs<T: Numeric, VI: Numeric> {
+    pub keys_in: Array<T>,
+    pub values_in: Array<VI>,
+}
+
+/// What a scatter pass writes: the keys (a dummy where the pass writes none) and values.
+#[derive(CubeLaunch, CubeType)]
+pub struct ScatterOutputs<T: Numeric, VO: Numeric> {
+    pub keys_out: Array<T>,
+    pub values_out: Array<VO>,
+}
+
 /// One scatter pass. `offsets`: the exclusive scan (per row) of the counts of
 /// [`radix_histogram`](super::radix_histogram::radix_histogram()), same tiling. Keys are read
 /// as the histogram reads them; values (`values_in`) from a contiguous `[rows, n]` buffer.
@@ -52,26 +68,14 @@ impl RadixValues {
 /// a row's full tiles with `tiles` [`PassTiles::Full`], and its partial last tile in a
 /// second, checked launch (`cubes_per_row = 1`, `first_tile = tiles_per_row - 1`).
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
-    keys_in: &Array<T>,
-    values_in: &Array<VI>,
-    keys_out: &mut Array<T>,
-    values_out: &mut Array<VO>,
+    input: &ScatterInputs<T, VI>,
+    output: &mut ScatterOutputs<T, VO>,
     offsets: &Array<u32>,
-    layout: &Array<u32>,
-    count: &Array<u32>,
-    n: u32,
-    tiles_per_row: u32,
-    num_cubes: u32,
-    cubes_per_row: u32,
-    first_tile: u32,
-    in_stride: u32,
-    strided: u32,
+    rows: &RadixRows,
+    grid: RadixGrid,
     out_cols: u32,
-    shift: u32,
-    bits: u32,
-    flip: u32,
+    digit: RadixDigit,
     #[comptime] cfg: RadixConfig,
     #[comptime] device_len: bool,
     #[comptime] values: RadixValues,
@@ -80,39 +84,39 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
 ) {
     let c = CUBE_POS as u32;
     let tile_len = comptime![cfg.tile_len()];
-    let row = c / cubes_per_row;
-    let tile = first_tile + c % cubes_per_row;
-    let len = radix_row_len(n, count, device_len);
+    let row = c / grid.cubes_per_row;
+    let tile = grid.first_tile + c % grid.cubes_per_row;
+    let len = radix_row_len(grid.n, &rows.count, device_len);
     let start = tile * tile_len;
     // Uniform per cube: a whole cube leaves or stays.
-    if c < num_cubes && start < len {
+    if c < grid.num_cubes && start < len {
         let t = UNIT_POS;
         let threads = comptime![cfg.threads];
         let valid = select(len - start < tile_len, len - start, tile_len);
         let full = comptime![tiles.is_full()];
-        let mut in_stride = in_stride;
+        let mut in_stride = grid.in_stride;
         if comptime![full] {
             in_stride = 1u32;
         }
-        let (shift, bits, flip) = pass_digit(shift, bits, flip, tiles);
-        let base = radix_row_base(row, n, layout, strided);
-        let vbase = row as usize * n as usize;
+        let (shift, bits, flip) = pass_digit(digit.shift, digit.bits, digit.flip, tiles);
+        let base = radix_row_base(row, grid.n, &rows.layout, grid.strided);
+        let vbase = row as usize * grid.n as usize;
         let mut starts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
         let mut firsts = SharedMemory::<u32>::new(comptime![RADIX as usize]);
-        let obase = row as usize * (RADIX * tiles_per_row) as usize + tile as usize;
+        let obase = row as usize * (RADIX * grid.tiles_per_row) as usize + tile as usize;
         #[unroll]
         for k in 0..comptime![RADIX.div_ceil(cfg.threads)] {
             let d = k * threads + t;
             if d < RADIX {
-                firsts[d as usize] = offsets[obase + (d * tiles_per_row) as usize];
+                firsts[d as usize] = offsets[obase + (d * grid.tiles_per_row) as usize];
             }
         }
         if comptime![cfg.plane_ops] {
             scatter_ranked_match::<T, VI, VO>(
-                keys_in,
-                values_in,
-                keys_out,
-                values_out,
+                &input.keys_in,
+                &input.values_in,
+                &mut output.keys_out,
+                &mut output.values_out,
                 base,
                 vbase,
                 start,
@@ -132,10 +136,10 @@ pub fn radix_scatter<T: Numeric, VI: Numeric, VO: Numeric>(
             );
         } else {
             scatter_ranked_split::<T, VI, VO>(
-                keys_in,
-                values_in,
-                keys_out,
-                values_out,
+                &input.keys_in,
+                &input.values_in,
+                &mut output.keys_out,
+                &mut output.values_out,
                 base,
                 vbase,
                 start,

@@ -12,7 +12,7 @@
 
 use super::run_length_heads::run_length_heads;
 use super::select::{pass_len, pass_lookback, scan_shared, PassConfig};
-use super::single_pass::{publish_tile, take_ticket, TileCarry};
+use super::single_pass::{publish_tile, take_ticket, PassScalars, TileCarry, TileStateArgs};
 use crate::cube::{combine_runs, cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{is_nan, Item, ScanOp};
 use cubecl::prelude::*;
@@ -203,6 +203,24 @@ impl TileCarry for RunLengthCarry {
     }
 }
 
+/// What a run-length pass reads: the keys and the values beside them (a one-element dummy
+/// for unique-consecutive).
+#[derive(CubeLaunch, CubeType)]
+pub struct RunInputs<K: Numeric, V: Numeric, N: Size> {
+    pub keys: Array<Vector<K, N>>,
+    pub values: Array<Vector<V, N>>,
+}
+
+/// What a run-length pass writes: the runs' keys and folds (or lengths), each element's run
+/// and the number of runs (one-element dummies where not asked for).
+#[derive(CubeLaunch, CubeType)]
+pub struct RunOutputs<K: Numeric, W: Numeric, X: Int> {
+    pub out_keys: Array<K>,
+    pub out_values: Array<W>,
+    pub inverse: Array<X>,
+    pub count: Array<u32>,
+}
+
 /// Run-length encodes `n` keys: `out_keys[r]` = key of run `r`, `out_values[r]` = fold of its
 /// values with `O` (or its length, with `run.ones`), `inverse[i]` = run of element `i`,
 /// `count[0]` = number of runs. Unused buffers are 1-element dummies.
@@ -214,48 +232,61 @@ impl TileCarry for RunLengthCarry {
 /// it each unit reads its blocked vectors from global memory and writes its heads' outputs
 /// one scalar at a time.
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
-    keys: &Array<Vector<K, N>>,
-    values: &Array<Vector<V, N>>,
-    out_keys: &mut Array<K>,
-    out_values: &mut Array<W>,
-    inverse: &mut Array<X>,
-    count: &mut Array<u32>,
+    input: &RunInputs<K, V, N>,
+    output: &mut RunOutputs<K, W, X>,
     len: &Array<u32>,
     records: &mut Array<u32>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
-    n_host: u32,
-    epoch: u32,
-    counter_base: u32,
+    tiles: &mut TileStateArgs,
+    scalars: PassScalars,
     #[comptime] cfg: PassConfig,
     #[comptime] run: RunConfig,
 ) {
     let t = UNIT_POS;
-    let tile = take_ticket(state, counter_base, cfg.lookback.ordered);
-    let n = pass_len(len, n_host, cfg.device_len);
+    let tile = take_ticket(&tiles.state, scalars.counter_base, cfg.lookback.ordered);
+    let n = pass_len(len, scalars.n_host, cfg.device_len);
     let nlu = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nlu;
     let num_tiles = n.div_ceil(tile_elems);
     if tile == 0 && n == 0 && t == 0 {
-        count[0] = 0u32;
+        output.count[0] = 0u32;
     }
     if tile < num_tiles {
         if comptime![cfg.staged && run.heads()] {
-            run_length_heads::<K, V, A, W, O, N>(
-                keys, values, out_keys, out_values, count, records, state, state_view, n, tile,
-                num_tiles, epoch, cfg, run,
+            run_length_heads::<K, V, A, W, X, O, N>(
+                input,
+                output,
+                records,
+                tiles,
+                n,
+                tile,
+                num_tiles,
+                scalars.epoch,
+                cfg,
+                run,
             );
         } else if comptime![cfg.staged] {
             run_length_staged::<K, V, A, W, X, O, N>(
-                keys, values, out_keys, out_values, inverse, count, state, state_view, n, tile,
-                num_tiles, epoch, cfg, run,
+                input,
+                output,
+                tiles,
+                n,
+                tile,
+                num_tiles,
+                scalars.epoch,
+                cfg,
+                run,
             );
         } else {
             run_length_direct::<K, V, A, W, X, O, N>(
-                keys, values, out_keys, out_values, inverse, count, state, state_view, n, tile,
-                epoch, cfg, run,
+                input,
+                output,
+                tiles,
+                n,
+                tile,
+                scalars.epoch,
+                cfg,
+                run,
             );
         }
     }
@@ -313,14 +344,9 @@ pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
-    keys: &Array<Vector<K, N>>,
-    values: &Array<Vector<V, N>>,
-    out_keys: &mut Array<K>,
-    out_values: &mut Array<W>,
-    inverse: &mut Array<X>,
-    count: &mut Array<u32>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
+    input: &RunInputs<K, V, N>,
+    output: &mut RunOutputs<K, W, X>,
+    tiles: &mut TileStateArgs,
     n: u32,
     tile: u32,
     epoch: u32,
@@ -334,11 +360,29 @@ fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     let tcfg = comptime![cfg.tile(true)];
     let mut sh = scan_shared::<A>(cfg.threads);
     let mut vals = Array::<A>::new(comptime![cfg.vectors_per_thread as usize * nl]);
-    let (bits, unit_excl, tile_total) =
-        tile_runs::<K, V, A, O, N>(keys, values, n, tile, &mut vals, &mut sh, tcfg, run.ones);
-    publish_aggregate::<A>(state, tile, epoch, tile_total);
+    let (bits, unit_excl, tile_total) = tile_runs::<K, V, A, O, N>(
+        &input.keys,
+        &input.values,
+        n,
+        tile,
+        &mut vals,
+        &mut sh,
+        tcfg,
+        run.ones,
+    );
+    publish_aggregate::<A>(&mut tiles.state, tile, epoch, tile_total);
     let prefix = tile_prefix::<K, V, A, O, N>(
-        keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
+        &input.keys,
+        &input.values,
+        &mut tiles.state,
+        &mut tiles.view,
+        n,
+        tile,
+        epoch,
+        tile_total,
+        &mut sh,
+        cfg,
+        run.ones,
     );
     // The unit's walk: `acc.index` = heads so far, `acc.value` = fold of the current run.
     let mut acc = combine_runs::<A, O>(prefix, unit_excl);
@@ -351,7 +395,7 @@ fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
             let kb = (bits >> (k * nlu)) & ((1u32 << nlu) - 1);
             let mut kv = Vector::<K, N>::empty();
             if kb != 0 {
-                kv = keys[q as usize];
+                kv = input.keys[q as usize];
             }
             #[unroll]
             for l in 0..nl {
@@ -361,9 +405,9 @@ fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
                     let x = vals[j];
                     if (kb >> (l as u32)) & 1 == 1 {
                         if i > 0 && comptime![run.write_values] {
-                            out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
+                            output.out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
                         }
-                        out_keys[acc.index as usize] = kv[l];
+                        output.out_keys[acc.index as usize] = kv[l];
                         acc = Item::<A> {
                             value: x,
                             index: acc.index + 1,
@@ -375,13 +419,13 @@ fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
                         };
                     }
                     if comptime![run.inverse] {
-                        inverse[i as usize] = X::cast_from(acc.index - 1);
+                        output.inverse[i as usize] = X::cast_from(acc.index - 1);
                     }
                     if i == n - 1 {
                         if comptime![run.write_values] {
-                            out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
+                            output.out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
                         }
-                        count[0] = acc.index;
+                        output.count[0] = acc.index;
                     }
                 }
             }
@@ -470,14 +514,9 @@ fn stage_vector<K: Numeric, V: Numeric, A: Numeric, N: Size>(
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
-    keys: &Array<Vector<K, N>>,
-    values: &Array<Vector<V, N>>,
-    out_keys: &mut Array<K>,
-    out_values: &mut Array<W>,
-    inverse: &mut Array<X>,
-    count: &mut Array<u32>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
+    input: &RunInputs<K, V, N>,
+    output: &mut RunOutputs<K, W, X>,
+    tiles: &mut TileStateArgs,
     n: u32,
     tile: u32,
     num_tiles: u32,
@@ -512,20 +551,36 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
         #[unroll]
         for k in 0..vpt {
             let lv = k * threads + t;
-            stage_vector::<K, V, A, N>(keys, values, &mut sk, &mut sv, tile_v0 + lv, lv, ones);
+            stage_vector::<K, V, A, N>(
+                &input.keys,
+                &input.values,
+                &mut sk,
+                &mut sv,
+                tile_v0 + lv,
+                lv,
+                ones,
+            );
         }
     } else {
         #[unroll]
         for k in 0..vpt {
             let lv = k * threads + t;
             if (tile_v0 + lv) * nlu < n {
-                stage_vector::<K, V, A, N>(keys, values, &mut sk, &mut sv, tile_v0 + lv, lv, ones);
+                stage_vector::<K, V, A, N>(
+                    &input.keys,
+                    &input.values,
+                    &mut sk,
+                    &mut sv,
+                    tile_v0 + lv,
+                    lv,
+                    ones,
+                );
             }
         }
     }
     sync_cube();
     let ue0 = t * vpt * nlu;
-    let mut prev = key_before_unit::<K, N>(keys, &sk, tile, tile_v0, ue0, n);
+    let mut prev = key_before_unit::<K, N>(&input.keys, &sk, tile, tile_v0, ue0, n);
 
     // The unit's consecutive elements, from shared memory: heads (bit mask), values (in
     // registers) and the fold `(value since its last head, heads)`.
@@ -581,7 +636,7 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     );
     sync_cube();
     let tile_total = cs.total;
-    publish_aggregate::<A>(state, tile, epoch, tile_total);
+    publish_aggregate::<A>(&mut tiles.state, tile, epoch, tile_total);
 
     // The walk, tile-local: `acc.index` = heads of the tile so far, `acc.value` = fold of the
     // current run within the tile. Head `h` of the tile stages its key at `h` and the fold of
@@ -626,20 +681,30 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     }
 
     let prefix = tile_prefix::<K, V, A, O, N>(
-        keys, values, state, state_view, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
+        &input.keys,
+        &input.values,
+        &mut tiles.state,
+        &mut tiles.view,
+        n,
+        tile,
+        epoch,
+        tile_total,
+        &mut sh,
+        cfg,
+        run.ones,
     );
     let heads = tile_total.index;
     let base = prefix.index;
     let last = tile == num_tiles - 1;
     if t == 0 && last {
-        count[0] = base + heads;
+        output.count[0] = base + heads;
     }
     sync_cube();
 
     // Coalesced stores of the staged outputs.
     let mut r = t;
     while r < heads {
-        out_keys[(base + r) as usize] = sk[r as usize];
+        output.out_keys[(base + r) as usize] = sk[r as usize];
         r += threads;
     }
     if comptime![run.write_values] {
@@ -657,7 +722,7 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
                     // The run the tile continues: the carried fold, then the tile's part.
                     v = O::combine::<A>(prefix.value, v);
                 }
-                out_values[(base + s - 1) as usize] = W::cast_from(v);
+                output.out_values[(base + s - 1) as usize] = W::cast_from(v);
             }
             s += threads;
         }
@@ -668,7 +733,7 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
             let e = (k as u32) * threads + t;
             let i = tile_e0 + e;
             if i < n {
-                inverse[i as usize] = X::cast_from(base + si[pad(e)] - 1);
+                output.inverse[i as usize] = X::cast_from(base + si[pad(e)] - 1);
             }
         }
     }

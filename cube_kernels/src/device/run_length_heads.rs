@@ -24,10 +24,12 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::run_length::{differs, key_before_unit, pad, padded_len, RunConfig};
+use super::run_length::{
+    differs, key_before_unit, pad, padded_len, RunConfig, RunInputs, RunOutputs,
+};
 use super::run_length_fixup::RECORD_WORDS;
 use super::select::{pass_lookback, scan_shared, tile_bit_scan, PassConfig};
-use super::single_pass::{publish, TileCarry, AGGREGATE, PREFIX};
+use super::single_pass::{publish, TileCarry, TileStateArgs, AGGREGATE, PREFIX};
 use crate::cube::{cube_exclusive_segmented_scan_with, TileConfig, TileShared};
 use crate::ops::{combine_items, Add, Item, ScanOp};
 use cubecl::prelude::*;
@@ -159,15 +161,19 @@ fn unit_heads_staged<K: Numeric, N: Size>(
 /// see the module documentation.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanOp, N: Size>(
-    keys: &Array<Vector<K, N>>,
-    values: &Array<Vector<V, N>>,
-    out_keys: &mut Array<K>,
-    out_values: &mut Array<W>,
-    count: &mut Array<u32>,
+pub fn run_length_heads<
+    K: Numeric,
+    V: Numeric,
+    A: Numeric,
+    W: Numeric,
+    X: Int,
+    O: ScanOp,
+    N: Size,
+>(
+    input: &RunInputs<K, V, N>,
+    output: &mut RunOutputs<K, W, X>,
     records: &mut Array<u32>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
+    tiles: &mut TileStateArgs,
     n: u32,
     tile: u32,
     num_tiles: u32,
@@ -192,9 +198,9 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     let mut sk = SharedMemory::<K>::new(comptime![padded_len(te)]);
     let mut ks = Array::<K>::new(comptime![cfg.vectors_per_thread as usize * nl]);
     let bits = if tile_e0 + tile_elems <= n {
-        unit_heads_staged::<K, N>(keys, &mut sk, tile, n, &mut ks, cfg, true)
+        unit_heads_staged::<K, N>(&input.keys, &mut sk, tile, n, &mut ks, cfg, true)
     } else {
-        unit_heads_staged::<K, N>(keys, &mut sk, tile, n, &mut ks, cfg, false)
+        unit_heads_staged::<K, N>(&input.keys, &mut sk, tile, n, &mut ks, cfg, false)
     };
     // The unit's elements below `n`, and its fold `(elements after its last head, heads)`.
     let mut valid = unit_elems;
@@ -223,7 +229,7 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     sync_cube();
     let heads = cs.total.index;
     publish_count::<A>(
-        state,
+        &mut tiles.state,
         tile,
         epoch,
         heads,
@@ -245,10 +251,19 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
     }
 
     let base = head_count_prefix::<K, V, A, N>(
-        keys, values, state, state_view, n, tile, epoch, heads, &mut sh, cfg,
+        &input.keys,
+        &input.values,
+        &mut tiles.state,
+        &mut tiles.view,
+        n,
+        tile,
+        epoch,
+        heads,
+        &mut sh,
+        cfg,
     );
     if t == 0 && tile == num_tiles - 1 {
-        count[0] = base + heads;
+        output.count[0] = base + heads;
     }
     // Lengths: every run that ends inside the tile but the one its first head ends; that one
     // and the last run are left to `run_length_fixup`, with this tile's record.
@@ -259,7 +274,7 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
 
     let mut r = t;
     while r < heads {
-        out_keys[(base + r) as usize] = sk[r as usize];
+        output.out_keys[(base + r) as usize] = sk[r as usize];
         r += threads;
     }
     if comptime![lengths] {
@@ -282,7 +297,7 @@ pub fn run_length_heads<K: Numeric, V: Numeric, A: Numeric, W: Numeric, O: ScanO
             } else {
                 sl[r as usize]
             };
-            out_values[(base + r) as usize] = W::cast_from(len);
+            output.out_values[(base + r) as usize] = W::cast_from(len);
             r += threads;
         }
     }

@@ -9,8 +9,8 @@
 #![allow(missing_docs)]
 
 use super::single_pass::{
-    publish, publish_tile, take_ticket, tile_lookback, LookbackConfig, ScanCarry, AGGREGATE,
-    STALL_PREFIXES,
+    publish, publish_tile, take_ticket, tile_lookback, LookbackConfig, ScanCarry, TileStateArgs,
+    AGGREGATE, STALL_PREFIXES,
 };
 use super::{row_length, row_offsets};
 use crate::cube::{
@@ -33,6 +33,45 @@ pub enum ScanMode {
     Prefixed,
 }
 
+/// What a scan reads: the input, and a linear recurrence's multipliers and initial states
+/// (one-element dummies for every other scan).
+#[derive(CubeLaunch, CubeType)]
+pub struct ScanInputs<T: Numeric, N: Size> {
+    pub input: Array<Vector<T, N>>,
+    pub mul: Array<Vector<T, N>>,
+    pub init: Array<T>,
+}
+
+/// What a scan writes: the output, and the indices of an indexed scan (a dummy otherwise).
+#[derive(CubeLaunch, CubeType)]
+pub struct ScanOutputs<T: Numeric, X: Int, N: Size> {
+    pub output: Array<Vector<T, N>>,
+    pub indices: Array<Vector<X, N>>,
+}
+
+/// What a scan reads beside its inputs: the tiles' prefixes of a prefixed scan, the rows'
+/// offsets and the device-resident length (dummies where unused).
+#[derive(CubeLaunch, CubeType)]
+pub struct ScanMeta<A: Numeric> {
+    pub prefixes: Array<A>,
+    pub layout: Array<u32>,
+    pub len: Array<u32>,
+}
+
+/// The run-time scalars of a scan: its row length in vectors (unless read on the device),
+/// tiles per row and in all, the axis' strides, the tile state's epoch and the ticket
+/// counter's word.
+#[derive(CubeLaunch, CubeType)]
+pub struct ScanScalars {
+    pub n_vec: u32,
+    pub tiles_per_row: u32,
+    pub num_tiles: u32,
+    pub in_stride: u32,
+    pub out_stride: u32,
+    pub epoch: u32,
+    pub counter_base: u32,
+}
+
 /// Scans `rows` rows of `n_vec` vectors. `layout`: see [`row_offsets()`]. `state` is the
 /// look-back state (word 0: tile counter, whose value before this launch is `counter_base`),
 /// `prefixes` the per-tile exclusive prefixes of [`ScanMode::Prefixed`]; each is a 1-element
@@ -44,25 +83,12 @@ pub enum ScanMode {
 /// and `mul` holds `a` with the same layout (a dummy for every other operator), and with
 /// `with_init` row `r` starts from `init[r]` (else from 0; `init` is then a dummy).
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
-    input: &Array<Vector<T, N>>,
-    mul: &Array<Vector<T, N>>,
-    init: &Array<T>,
-    output: &mut Array<Vector<T, N>>,
-    indices: &mut Array<Vector<X, N>>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
-    prefixes: &Array<A>,
-    layout: &Array<u32>,
-    len: &Array<u32>,
-    n_vec: u32,
-    tiles_per_row: u32,
-    num_tiles: u32,
-    in_stride: u32,
-    out_stride: u32,
-    epoch: u32,
-    counter_base: u32,
+    input: &ScanInputs<T, N>,
+    output: &mut ScanOutputs<T, X, N>,
+    tiles: &mut TileStateArgs,
+    meta: &ScanMeta<A>,
+    scalars: ScanScalars,
     #[comptime] cfg: TileConfig,
     #[comptime] mode: ScanMode,
     #[comptime] device_len: bool,
@@ -72,17 +98,17 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
     let mut sh = TileShared::<A>::new(cfg);
     // The tile's scan scratch at byte 0, so the copies' barrier of a staged tile never is.
     lead_shared::<A>(&mut sh.scan_v);
-    let n_vec = row_length(len, n_vec, device_len);
+    let n_vec = row_length(&meta.len, scalars.n_vec, device_len);
     let mut tile_id = CUBE_POS as u32;
     if comptime![matches!(mode, ScanMode::Lookback(_))] {
         let ordered = comptime![matches!(mode, ScanMode::Lookback(lb) if lb.ordered)];
-        tile_id = take_ticket(state, counter_base, ordered);
+        tile_id = take_ticket(&tiles.state, scalars.counter_base, ordered);
     }
-    let row = tile_id / tiles_per_row;
-    let tile = tile_id % tiles_per_row;
+    let row = tile_id / scalars.tiles_per_row;
+    let tile = tile_id % scalars.tiles_per_row;
     // Tiles past a device-resident length do nothing (no later tile waits for them).
-    if tile_id < num_tiles && tile * comptime![cfg.tile_vectors()] < n_vec {
-        let (base_in, base_out) = row_offsets(row, layout);
+    if tile_id < scalars.num_tiles && tile * comptime![cfg.tile_vectors()] < n_vec {
+        let (base_in, base_out) = row_offsets(row, &meta.layout);
         let nl = N::value();
         // A staged tile lives in `stage`; an unstaged one in these registers.
         let regs = comptime![if cfg.stage {
@@ -98,9 +124,9 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         let mut stage = StagedTile::<A, N>::new(cfg);
         let total = if comptime![cfg.stage] {
             load_tile_staged::<T, A, O, N>(
-                input,
+                &input.input,
                 base_in,
-                in_stride as usize,
+                scalars.in_stride as usize,
                 n_vec,
                 tile_start,
                 &mut sh,
@@ -109,10 +135,10 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
             )
         } else {
             load_tile::<T, T, A, O, N>(
-                input,
-                mul,
+                &input.input,
+                &input.mul,
                 base_in,
-                in_stride as usize,
+                scalars.in_stride as usize,
                 n_vec,
                 tile_start,
                 &mut vals,
@@ -130,29 +156,50 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
                 let row_tile0 = tile_id - tile;
                 if tile == 0 {
                     if t == 0 {
-                        publish_tile::<A>(state, tile_id, true, total, epoch, cfg.indexed);
+                        publish_tile::<A>(
+                            &tiles.state,
+                            tile_id,
+                            true,
+                            total,
+                            scalars.epoch,
+                            cfg.indexed,
+                        );
                     }
                 } else {
                     if comptime![lb.spins & STALL_PREFIXES != 0] {
                         // Tests of `STALL_PREFIXES` only: every third tile publishes nothing at
                         // all, so the deep fold meets silent tiles too and reduces them itself.
                         if t == 0 && tile % 3 != 1 {
-                            publish::<A>(state, tile_id, total, AGGREGATE, epoch, cfg.indexed);
+                            publish::<A>(
+                                &tiles.state,
+                                tile_id,
+                                total,
+                                AGGREGATE,
+                                scalars.epoch,
+                                cfg.indexed,
+                            );
                         }
                     } else if t == 0 {
-                        publish_tile::<A>(state, tile_id, false, total, epoch, cfg.indexed);
+                        publish_tile::<A>(
+                            &tiles.state,
+                            tile_id,
+                            false,
+                            total,
+                            scalars.epoch,
+                            cfg.indexed,
+                        );
                     }
                     prefix = tile_lookback::<T, T, A, O, N, ScanCarry>(
-                        input,
-                        mul,
+                        &input.input,
+                        &input.mul,
                         base_in,
-                        in_stride as usize,
+                        scalars.in_stride as usize,
                         n_vec,
-                        state,
-                        state_view,
+                        &tiles.state,
+                        &tiles.view,
                         row_tile0,
                         tile,
-                        epoch,
+                        scalars.epoch,
                         total,
                         &mut sh,
                         cfg,
@@ -163,7 +210,7 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
             ScanMode::Prefixed => {
                 if tile > 0 {
                     prefix = Item::<A> {
-                        value: prefixes[tile_id as usize],
+                        value: meta.prefixes[tile_id as usize],
                         index: 0u32,
                     };
                 }
@@ -171,9 +218,9 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         }
         if comptime![cfg.stage] {
             write_tile_staged::<T, A, O, N>(
-                output,
+                &mut output.output,
                 base_out,
-                out_stride as usize,
+                scalars.out_stride as usize,
                 n_vec,
                 tile_start,
                 prefix,
@@ -183,13 +230,13 @@ pub fn scan_rows<T: Numeric, A: Numeric, X: Int, O: ScanOp, N: Size>(
         } else {
             let mut h0 = A::from_int(0);
             if comptime![with_init] {
-                h0 = A::cast_from(init[row as usize]);
+                h0 = A::cast_from(input.init[row as usize]);
             }
             write_tile::<T, A, X, O, N>(
-                output,
-                indices,
+                &mut output.output,
+                &mut output.indices,
                 base_out,
-                out_stride as usize,
+                scalars.out_stride as usize,
                 n_vec,
                 tile_start,
                 prefix,

@@ -9,7 +9,9 @@
 // `#[derive(CubeType)]` an undocumented expand type beside each type.
 #![allow(missing_docs)]
 
-use super::single_pass::{publish_tile, take_ticket, tile_lookback, LookbackConfig, TileCarry};
+use super::single_pass::{
+    publish_tile, take_ticket, tile_lookback, LookbackConfig, PassScalars, TileCarry, TileStateArgs,
+};
 use crate::cube::{cube_exclusive_scan, CubeScan, TileConfig, TileShared};
 use crate::ops::{combine_items, is_nan, Add, Item, ScanOp};
 use cubecl::prelude::*;
@@ -275,39 +277,56 @@ pub fn pass_len(len: &Array<u32>, n: u32, #[comptime] device_len: bool) -> u32 {
     m
 }
 
+/// What a compaction reads: the flags, and the data and values selected by them (one-element
+/// dummies where the mode has none).
+#[derive(CubeLaunch, CubeType)]
+pub struct CompactInputs<F: Numeric, T: Numeric, V: Numeric, N: Size> {
+    pub flags: Array<Vector<F, N>>,
+    pub data: Array<Vector<T, N>>,
+    pub values: Array<Vector<V, N>>,
+}
+
+/// What a compaction writes: the selected data, values and positions (or nonzero's
+/// coordinates), and the count.
+#[derive(CubeLaunch, CubeType)]
+pub struct CompactOutputs<T: Numeric, V: Numeric, X: Int> {
+    pub out: Array<T>,
+    pub out_values: Array<V>,
+    pub out_index: Array<X>,
+    pub count: Array<u32>,
+}
+
+/// What a compaction reads beside its inputs: the device-resident length, partition's count
+/// of selected elements (where the rejected ones start) and nonzero's shape `[rank, dims..]`.
+#[derive(CubeLaunch, CubeType)]
+pub struct CompactMeta {
+    pub len: Array<u32>,
+    pub total: Array<u32>,
+    pub shape: Array<u32>,
+}
+
 /// Compacts `n` elements (see [`CompactMode`]); `count[0]` receives the number selected (not
 /// written by `Partition`, whose `total[0]` already holds it). Buffers a mode does not use are
 /// 1-element dummies. `G`: [`CountCarry`], packed as `cfg.packed_flags` says.
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
 pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry>(
-    flags: &Array<Vector<F, N>>,
-    data: &Array<Vector<T, N>>,
-    values: &Array<Vector<V, N>>,
-    out: &mut Array<T>,
-    out_values: &mut Array<V>,
-    out_index: &mut Array<X>,
-    count: &mut Array<u32>,
-    len: &Array<u32>,
-    total: &Array<u32>,
-    shape: &Array<u32>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
-    n_host: u32,
-    epoch: u32,
-    counter_base: u32,
+    input: &CompactInputs<F, T, V, N>,
+    output: &mut CompactOutputs<T, V, X>,
+    meta: &CompactMeta,
+    tiles: &mut TileStateArgs,
+    scalars: PassScalars,
     #[comptime] cfg: PassConfig,
     #[comptime] mode: CompactMode,
 ) {
     let t = UNIT_POS;
-    let tile = take_ticket(state, counter_base, cfg.lookback.ordered);
-    let n = pass_len(len, n_host, cfg.device_len);
+    let tile = take_ticket(&tiles.state, scalars.counter_base, cfg.lookback.ordered);
+    let n = pass_len(&meta.len, scalars.n_host, cfg.device_len);
     let nl = N::value() as u32;
     let tile_elems = comptime![cfg.tile_vectors()] * nl;
     let num_tiles = n.div_ceil(tile_elems);
     let write_count = comptime![!matches!(mode, CompactMode::Partition { .. })];
     if write_count && tile == 0 && n == 0 && t == 0 {
-        count[0] = 0u32;
+        output.count[0] = 0u32;
     }
     if tile < num_tiles {
         let vpt = comptime![cfg.vectors_per_thread];
@@ -327,11 +346,11 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
             for k in 0..vpt {
                 let q = first_vec + k;
                 if q * nl < n {
-                    held[k as usize] = data[q as usize];
+                    held[k as usize] = input.data[q as usize];
                 }
             }
         }
-        let bits = unit_flags::<F, N>(flags, first_vec, n, vpt, cfg.packed_flags);
+        let bits = unit_flags::<F, N>(&input.flags, first_vec, n, vpt, cfg.packed_flags);
         let mut sh = scan_shared::<u32>(cfg.threads);
         let cs = tile_bit_scan::<u32, Add>(bits, &mut sh, cfg.threads, cfg.plane_ops);
         let tile_total = cs.total.value;
@@ -344,8 +363,8 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
             SharedMemory::<u32>::new(comptime![if staged && nonzero { te } else { 1 }]);
         if comptime![staged] {
             stage_unit::<T, V, N>(
-                data,
-                values,
+                &input.data,
+                &input.values,
                 &held,
                 &mut stage,
                 &mut stage_v,
@@ -360,32 +379,57 @@ pub fn compact<F: Numeric, T: Numeric, V: Numeric, X: Int, N: Size, G: TileCarry
         }
         let mut prefix = 0u32;
         if t == 0 {
-            publish_tile::<u32>(state, tile, tile == 0, cs.total, epoch, false);
+            publish_tile::<u32>(
+                &tiles.state,
+                tile,
+                tile == 0,
+                cs.total,
+                scalars.epoch,
+                false,
+            );
         }
         if tile > 0 {
             let p = pass_lookback::<F, F, u32, Add, N, G>(
-                flags, flags, n, state, state_view, tile, epoch, cs.total, &mut sh, cfg, false,
+                &input.flags,
+                &input.flags,
+                n,
+                &tiles.state,
+                &tiles.view,
+                tile,
+                scalars.epoch,
+                cs.total,
+                &mut sh,
+                cfg,
+                false,
             );
             prefix = p.value;
         }
         if write_count && tile == num_tiles - 1 && t == 0 {
-            count[0] = prefix + tile_total;
+            output.count[0] = prefix + tile_total;
         }
         if comptime![staged] {
             sync_cube();
             copy_out::<T, V, X>(
-                &stage, &stage_v, &stage_i, out, out_values, out_index, shape, prefix, tile_total,
+                &stage,
+                &stage_v,
+                &stage_i,
+                &mut output.out,
+                &mut output.out_values,
+                &mut output.out_index,
+                &meta.shape,
+                prefix,
+                tile_total,
                 mode,
             );
         } else {
             scatter::<T, V, X, N>(
-                data,
-                values,
-                out,
-                out_values,
-                out_index,
-                total,
-                shape,
+                &input.data,
+                &input.values,
+                &mut output.out,
+                &mut output.out_values,
+                &mut output.out_index,
+                &meta.total,
+                &meta.shape,
                 first_vec,
                 n,
                 bits,

@@ -21,6 +21,24 @@ use crate::cube::{TileConfig, TileShared};
 use crate::ops::{Item, ScanOp};
 use cubecl::prelude::*;
 
+/// A look-back kernel's tile state: the status-and-payload words as atomics, and the same
+/// buffer bound a second time for plain loads (see [`LookbackConfig::plain_reads`]).
+#[derive(CubeLaunch, CubeType)]
+pub struct TileStateArgs {
+    pub state: Array<Atomic<u32>>,
+    pub view: Array<u32>,
+}
+
+/// The run-time scalars of a single-pass compaction or run-length pass: the host's element
+/// count (unless the length is read on the device), the tile state's epoch and the ticket
+/// counter's word.
+#[derive(CubeLaunch, CubeType)]
+pub struct PassScalars {
+    pub n_host: u32,
+    pub epoch: u32,
+    pub counter_base: u32,
+}
+
 /// The look-back's compile-time constants (see [`lookback_with`]).
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub struct LookbackConfig {
