@@ -231,8 +231,14 @@ pub(crate) fn check_dtype<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -
 
 /// Steps a unit of the chunked recurrence composes ([`run_chunked`]).
 const CHUNK: u32 = 32;
-/// Units per cube of the chunked recurrence.
+/// Units per cube of the chunked recurrence where `inner` is large (unstaged kernels).
 const CHUNK_UNITS: u32 = 256;
+/// Units per cube of the staged kernels where the device has 32 KiB of shared memory: the
+/// cube stages `STAGED_UNITS * CHUNK` elements of `a` and of `b` (f64: 32 KiB).
+const STAGED_UNITS: u32 = 64;
+/// The largest `inner` the staged kernels take: from there on, the unstaged kernels' adjacent
+/// units read adjacent memory, at least `STAGED_MAX_INNER` f64 (128 bytes) at a time.
+const STAGED_MAX_INNER: usize = 16;
 
 /// The recurrence in f64, whose multipliers' running product the scans' look-back cannot carry
 /// (it travels in a 32-bit word, see [`Affine`]): in chunks of [`CHUNK`] steps, each composed
@@ -241,6 +247,16 @@ const CHUNK_UNITS: u32 = 256;
 /// ([`recurrence_chunks`](cubeprim_kernels::device::recurrence_chunks)). `a` and `b` are read
 /// twice and the temporaries are 2 / [`CHUNK`] of the data, so it is not a single pass; f64 is
 /// the precision path, not the fast one.
+///
+/// A unit's chunk is `CHUNK` consecutive steps, so where `inner` is small, adjacent units read
+/// memory `CHUNK * inner` elements apart. There (`inner <= STAGED_MAX_INNER`) the staged kernels
+/// run instead: a cube loads a contiguous block of whole chunks of `a` and `b` into shared
+/// memory with coalesced loads (consecutive units, consecutive elements), its units compose or
+/// run their chunks from there, and `affine_apply_staged` stores the block's states back from
+/// shared memory, coalesced too. The block is `units / inner` consecutive chunks of the
+/// `[outer, chunks]` enumeration, so it crosses rows where rows are short and no cube waits on
+/// another. `units` is [`STAGED_UNITS`] where the device has the 32 KiB of shared memory it
+/// takes, else half of it (16 KiB).
 fn run_chunked<R: Runtime>(
     client: &ComputeClient<R>,
     a: &DeviceTensor<R>,
@@ -301,7 +317,9 @@ fn chunked<R: Runtime>(
     dims: Dims,
     reverse: bool,
 ) -> Result<()> {
-    use cubeprim_kernels::device::recurrence_chunks::{affine_apply, affine_chunks};
+    use cubeprim_kernels::device::recurrence_chunks::{
+        affine_apply, affine_apply_staged, affine_chunks, affine_chunks_staged,
+    };
     let n = dims.outer * dims.len * dims.inner;
     let chunks = dims.len.div_ceil(CHUNK as usize);
     let units = dims.outer * chunks * dims.inner;
@@ -309,33 +327,57 @@ fn chunked<R: Runtime>(
     let len = to_u32(dims.len, "the recurrence's length")?;
     let inner = to_u32(dims.inner, "the recurrence's inner size")?;
     let chunks32 = to_u32(chunks, "the recurrence's chunks")?;
-    let count = crate::device::cube_count_2d(units32.div_ceil(CHUNK_UNITS));
-    let dim = CubeDim::new_1d(CHUNK_UNITS);
     let arr = |h: &cubecl::server::Handle, len: usize| {
         // SAFETY: every handle holds `len` f64 (the caller's tensors were checked against theirs).
         unsafe { ArrayArg::from_raw_parts(h.clone(), len) }
     };
+    let staged = staged_units(client, dims.inner);
     let states = if chunks > 1 {
         let agg_a = crate::alloc::empty(client, units * 8)?;
         let agg_b = crate::alloc::empty(client, units * 8)?;
-        // SAFETY: units below `units` read steps of their own chunk, inside `n`, and write their
-        // own entry of the `units` pairs.
+        // SAFETY: units below `units` (unstaged), or the chunks of their cube's block (staged,
+        // whose loads stay inside `[start, stop)`, within `n`), read steps of their own chunks,
+        // inside `n`, and write their own entry of the `units` pairs.
         unsafe {
-            affine_chunks::launch_unchecked::<f64, R>(
-                client,
-                count.clone(),
-                dim,
-                arr(a, n),
-                arr(b, n),
-                arr(&agg_a, units),
-                arr(&agg_b, units),
-                len,
-                inner,
-                chunks32,
-                units32,
-                CHUNK,
-                reverse,
-            )
+            match staged {
+                Some(su) => {
+                    let (count, dim, tiles, per_cube) =
+                        staged_launch(su, dims.outer * chunks, dims.inner)?;
+                    affine_chunks_staged::launch_unchecked::<f64, R>(
+                        client,
+                        count,
+                        dim,
+                        arr(a, n),
+                        arr(b, n),
+                        arr(&agg_a, units),
+                        arr(&agg_b, units),
+                        len,
+                        inner,
+                        chunks32,
+                        tiles,
+                        per_cube,
+                        CHUNK,
+                        su,
+                        reverse,
+                        dims.inner == 1,
+                    )
+                }
+                None => affine_chunks::launch_unchecked::<f64, R>(
+                    client,
+                    crate::device::cube_count_2d(units32.div_ceil(CHUNK_UNITS)),
+                    CubeDim::new_1d(CHUNK_UNITS),
+                    arr(a, n),
+                    arr(b, n),
+                    arr(&agg_a, units),
+                    arr(&agg_b, units),
+                    len,
+                    inner,
+                    chunks32,
+                    units32,
+                    CHUNK,
+                    reverse,
+                ),
+            }
         };
         let states = crate::alloc::empty(client, units * 8)?;
         let over_chunks = Dims {
@@ -348,28 +390,84 @@ fn chunked<R: Runtime>(
         None
     };
     let rows = dims.outer * dims.inner;
+    let states_arg = || states.as_ref().map_or_else(|| arr(a, 1), |s| arr(s, units));
+    let h0_arg = || h0.map_or_else(|| arr(a, 1), |h| arr(h, rows));
     // SAFETY: as above; `states` holds `units` f64 where there is more than one chunk (else it
     // is never read), `h0` `rows` where given (else never read).
     unsafe {
-        affine_apply::launch_unchecked::<f64, R>(
-            client,
-            count,
-            dim,
-            arr(a, n),
-            arr(b, n),
-            states.as_ref().map_or_else(|| arr(a, 1), |s| arr(s, units)),
-            h0.map_or_else(|| arr(a, 1), |h| arr(h, rows)),
-            arr(out, n),
-            len,
-            inner,
-            chunks32,
-            units32,
-            CHUNK,
-            reverse,
-            h0.is_some(),
-        )
+        match staged {
+            Some(su) => {
+                let (count, dim, tiles, per_cube) =
+                    staged_launch(su, dims.outer * chunks, dims.inner)?;
+                affine_apply_staged::launch_unchecked::<f64, R>(
+                    client,
+                    count,
+                    dim,
+                    arr(a, n),
+                    arr(b, n),
+                    states_arg(),
+                    h0_arg(),
+                    arr(out, n),
+                    len,
+                    inner,
+                    chunks32,
+                    tiles,
+                    per_cube,
+                    CHUNK,
+                    su,
+                    reverse,
+                    h0.is_some(),
+                    dims.inner == 1,
+                )
+            }
+            None => affine_apply::launch_unchecked::<f64, R>(
+                client,
+                crate::device::cube_count_2d(units32.div_ceil(CHUNK_UNITS)),
+                CubeDim::new_1d(CHUNK_UNITS),
+                arr(a, n),
+                arr(b, n),
+                states_arg(),
+                h0_arg(),
+                arr(out, n),
+                len,
+                inner,
+                chunks32,
+                units32,
+                CHUNK,
+                reverse,
+                h0.is_some(),
+            ),
+        }
     };
     Ok(())
+}
+
+/// The units per cube of the staged kernels for `inner` ([`run_chunked`]): [`STAGED_UNITS`],
+/// or half of it where the device's shared memory does not hold its two blocks of f64; `None`
+/// (the unstaged kernels) where `inner` is over [`STAGED_MAX_INNER`] or not even that fits.
+fn staged_units<R: Runtime>(client: &ComputeClient<R>, inner: usize) -> Option<u32> {
+    let max = client.properties().hardware.max_shared_memory_size;
+    let bytes = |units: u32| 2 * (units * CHUNK) as usize * 8;
+    if inner > STAGED_MAX_INNER {
+        return None;
+    }
+    [STAGED_UNITS, STAGED_UNITS / 2]
+        .into_iter()
+        .find(|&u| bytes(u) <= max && inner <= u as usize)
+}
+
+/// The grid of the staged kernels with `units` units per cube over `tiles` chunks of `inner`
+/// columns: each cube takes `units / inner` chunks. Returns the cube count, the cube's
+/// dimensions, `tiles` and the chunks per cube.
+fn staged_launch(units: u32, tiles: usize, inner: usize) -> Result<(CubeCount, CubeDim, u32, u32)> {
+    let per_cube = units / inner as u32;
+    let tiles32 = to_u32(tiles, "the recurrence's chunks")?;
+    Ok((
+        crate::device::cube_count_2d(tiles32.div_ceil(per_cube)),
+        CubeDim::new_1d(units),
+        tiles32,
+        per_cube,
+    ))
 }
 
 /// A contiguous copy of `t` where it is a view that is not contiguous (else `None`: use `t`).

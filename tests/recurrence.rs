@@ -222,7 +222,9 @@ fn every_axis() {
 
 /// f64 on the device (chunks of 32 steps solved in three steps, recursively: no look-back):
 /// lengths around one, two and three levels of chunks, both directions, with and without `h0`,
-/// every axis of 3-D shapes, a strided view, and the tolerance of f64 (1e-12 of the bound).
+/// every axis of 3-D shapes, the staged kernels' blocks (lengths around them, blocks across
+/// short rows, `inner` 1 to 16) and the first `inner` past them, a strided view, and the
+/// tolerance of f64 (1e-12 of the bound).
 /// lavapipe has f64; a runtime without it refuses with `UnsupportedDType` (CUDA always has it).
 #[test]
 fn f64_on_the_device() {
@@ -260,6 +262,51 @@ fn f64_on_the_device() {
                 };
                 check::<f64>(&c, &mut ws, &mut rng, &shape, axis, opts, axis != 1);
             }
+        }
+    }
+    // The staged kernels (`inner` up to 16): a cube takes `64 / inner` chunks of 32 steps
+    // (2048 steps for `inner == 1`; 1024 where the device has 16 KiB of shared memory), across
+    // rows. Lengths around one and two blocks, short rows whose blocks start mid-row, `inner`
+    // that does not divide the block, the largest staged `inner` and the first unstaged one.
+    let block = 2048usize;
+    for n in [block - 1, block, block + 1, 2 * block + 1, 32 * block + 7] {
+        for reverse in [false, true] {
+            let opts = RecurrenceOptions {
+                reverse,
+                ..Default::default()
+            };
+            check::<f64>(&c, &mut ws, &mut rng, &[n], 0, opts, n % 2 == 1);
+        }
+    }
+    for (shape, axis) in [
+        ([3usize, block + 1], 1),
+        ([70, 40], 1),
+        ([1000, 3], 1),
+        ([5, 33], 1),
+        ([block + 1, 2], 0),
+        ([673, 3], 0),
+        ([1345, 3], 0),
+        ([1100, 16], 0),
+        ([2, 1100], 1),
+        ([4, 1], 1),
+    ] {
+        for reverse in [false, true] {
+            for with_h0 in [false, true] {
+                let opts = RecurrenceOptions {
+                    reverse,
+                    ..Default::default()
+                };
+                check::<f64>(&c, &mut ws, &mut rng, &shape, axis, opts, with_h0);
+            }
+        }
+    }
+    for shape in [[2usize, 673, 3], [2, 700, 16], [2, 700, 17], [9, 65, 5]] {
+        for reverse in [false, true] {
+            let opts = RecurrenceOptions {
+                reverse,
+                ..Default::default()
+            };
+            check::<f64>(&c, &mut ws, &mut rng, &shape, 1, opts, reverse);
         }
     }
     // A transposed view of `a` (copied to a contiguous buffer first), into a given output.
