@@ -69,6 +69,11 @@ fn bench_cpu(g: &mut BenchmarkGroup<WallTime>) {
             g.bench_function(BenchmarkId::new("copy", label), |b| {
                 b.iter(|| std::hint::black_box(&x).to_vec())
             });
+            // The memory floor alone: the same copy into a vector already touched.
+            let mut dst = vec![0f32; n];
+            g.bench_function(BenchmarkId::new("copy into", label), |b| {
+                b.iter(|| dst.copy_from_slice(std::hint::black_box(&x)))
+            });
             g.bench_function(BenchmarkId::new("plain loop", label), |b| {
                 b.iter(|| {
                     let mut out = vec![0f32; n];

@@ -5,7 +5,7 @@ use rayon::prelude::*;
 /// An element the CPU scan handles, with the type it accumulates in.
 pub trait ScanElement: Element {
     /// The accumulator type (f32 for f16 / bf16, the type itself otherwise).
-    type Acc: Copy + PartialOrd;
+    type Acc: Copy + PartialOrd + Send + Sync;
     /// Widens an element to the accumulator.
     fn to_acc(x: Self) -> Self::Acc;
     /// Rounds an accumulator back to the element type.
@@ -168,13 +168,7 @@ pub fn scan<E: ScanElement>(
 }
 
 /// Elements from which [`scan`] spreads its blocks over rayon's threads (below it the threads'
-/// start costs more than the scan).
-///
-/// A single long row stays on one thread: cut into chunks scanned in two passes (the chunks'
-/// totals, then each chunk from the totals before it), it ran no faster on two cores, since
-/// both passes wait on one addition per element (`cumsum_f32/cpu/4194304`: 8.82 ms against 7.72
-/// on one thread, before the operator was inlined; BENCHMARKS.md at 52581a0, 2026-12-06
-/// (evening), "the CPU path's scan again").
+/// start costs more than the scan). A single long row is spread by [`long_row`].
 pub(super) const PARALLEL_MIN: usize = 1 << 16;
 
 /// The scan without indices of one `[n, inner]` block (row-major) of `x` into `out`, the
@@ -189,6 +183,9 @@ pub(crate) fn scan_block_into<E: ScanElement>(
     op: ScanOp,
     opts: ScanOptions,
 ) {
+    if inner == 1 && n >= 2 * long_block::<E>() && op != ScanOp::LogSumExp {
+        return long_row(&x[..n], &mut out[..n], op, opts);
+    }
     match op {
         ScanOp::Sum => block_with(x, out, n, inner, op, opts, |a, b| {
             E::combine(ScanOp::Sum, a, b)
@@ -249,6 +246,242 @@ fn block_with<E: ScanElement>(
     }
 }
 
+/// Bytes of input in a block of [`long_row`]: the block and its output stay in a core's L2
+/// while it is reduced and then scanned.
+const LONG_BLOCK_BYTES: usize = 128 << 10;
+
+/// Elements in a block of [`long_row`] (fixed by the element size, so that a row's result does
+/// not depend on the number of threads).
+fn long_block<E>() -> usize {
+    LONG_BLOCK_BYTES / std::mem::size_of::<E>()
+}
+
+/// One row of at least two blocks, scanned block by block: each block from its carry-in, the
+/// combination of the totals of the blocks before it (in scan order, from the identity). With
+/// one thread a block is reduced and then scanned while it is in cache; with more, every
+/// block's total is taken in parallel first, then the blocks are scanned in parallel. The
+/// values are the same either way. Within a block an f32 sum runs as a vectorised in-register
+/// scan (see [`sum_f32_from`]); the other scans fold one element at a time from the carry-in.
+///
+/// Max, min and the integer ops give exactly the sequential result (the combination is
+/// associative, ties and NaN included); a float sum or product is rounded in another order.
+/// Logsumexp is not taken here: it is bound by its `exp` / `ln_1p`, not by memory, and the totals
+/// would double them.
+fn long_row<E: ScanElement>(x: &[E], out: &mut [E], op: ScanOp, opts: ScanOptions) {
+    let b = long_block::<E>();
+    let nb = x.len().div_ceil(b);
+    // Block `k` in scan order (from the end in a reverse scan).
+    let block = |k: usize| {
+        if opts.reverse {
+            x.len().saturating_sub((k + 1) * b)..x.len() - k * b
+        } else {
+            k * b..((k + 1) * b).min(x.len())
+        }
+    };
+    if rayon::current_num_threads() > 1 {
+        let totals: Vec<E::Acc> = (0..nb)
+            .into_par_iter()
+            .map(|k| block_total(&x[block(k)], op, opts.reverse))
+            .collect();
+        let mut carries = Vec::with_capacity(nb);
+        let mut acc = E::identity(op);
+        for t in totals {
+            carries.push(acc);
+            acc = E::combine(op, acc, t);
+        }
+        // The output cut at the blocks' bounds, in memory order (block `k` in scan order is
+        // `nb - 1 - k` in memory in a reverse scan).
+        let mut pieces = Vec::with_capacity(nb);
+        let mut rest = out;
+        for m in 0..nb {
+            let k = if opts.reverse { nb - 1 - m } else { m };
+            let (o, r) = std::mem::take(&mut rest).split_at_mut(block(k).len());
+            pieces.push((k, o));
+            rest = r;
+        }
+        pieces
+            .into_par_iter()
+            .for_each(|(k, o)| scan_from(&x[block(k)], o, carries[k], op, opts));
+    } else {
+        let mut acc = E::identity(op);
+        for k in 0..nb {
+            let r = block(k);
+            let t = block_total(&x[r.clone()], op, opts.reverse);
+            scan_from(&x[r.clone()], &mut out[r], acc, op, opts);
+            acc = E::combine(op, acc, t);
+        }
+    }
+}
+
+/// The combination of a block's elements: a sum or product in 16 lanes (vectorised; another
+/// rounding order than one after the other), a max or min in 16 lanes too. A max / min so found
+/// has the right value but may be another element of it: where it is a zero (±0 compare equal)
+/// or a NaN, the block is folded again in scan order to take the sequential scan's one.
+fn block_total<E: ScanElement>(x: &[E], op: ScanOp, reverse: bool) -> E::Acc {
+    let t = match op {
+        ScanOp::Sum => lanes(x, op, |a, b| E::combine(ScanOp::Sum, a, b)),
+        ScanOp::Prod => lanes(x, op, |a, b| E::combine(ScanOp::Prod, a, b)),
+        ScanOp::Max => lanes(x, op, |a, b| E::combine(ScanOp::Max, a, b)),
+        ScanOp::Min => lanes(x, op, |a, b| E::combine(ScanOp::Min, a, b)),
+        ScanOp::LogSumExp => unreachable!("logsumexp rows are scanned in one pass"),
+    };
+    let exact = matches!(op, ScanOp::Sum | ScanOp::Prod)
+        || !(E::is_nan(t) || t == E::identity(ScanOp::Sum));
+    if exact {
+        return t;
+    }
+    let f = |a, &v| E::combine(op, a, E::to_acc(v));
+    if reverse {
+        x.iter().rev().fold(E::identity(op), f)
+    } else {
+        x.iter().fold(E::identity(op), f)
+    }
+}
+
+/// `x` combined in 16 independent accumulators (element `i` into `i % 16`), then those in
+/// order: no accumulator waits on the previous element, and the loop vectorises.
+#[inline(always)]
+fn lanes<E: ScanElement>(x: &[E], op: ScanOp, f: impl Fn(E::Acc, E::Acc) -> E::Acc) -> E::Acc {
+    const W: usize = 16;
+    let mut acc = [E::identity(op); W];
+    let mut groups = x.chunks_exact(W);
+    for g in &mut groups {
+        for (a, &v) in acc.iter_mut().zip(g) {
+            *a = f(*a, E::to_acc(v));
+        }
+    }
+    let t = acc.into_iter().fold(E::identity(op), &f);
+    groups
+        .remainder()
+        .iter()
+        .fold(t, |a, &v| f(a, E::to_acc(v)))
+}
+
+/// A block of a long row scanned from `carry` (the combination of everything before it in scan
+/// order).
+fn scan_from<E: ScanElement>(x: &[E], out: &mut [E], carry: E::Acc, op: ScanOp, opts: ScanOptions) {
+    #[cfg(target_arch = "x86_64")]
+    if E::DTYPE == crate::DType::F32 && op == ScanOp::Sum {
+        let c: f32 = bytemuck::cast(E::from_acc(carry));
+        return sum_f32_from(
+            bytemuck::cast_slice(x),
+            bytemuck::cast_slice_mut(out),
+            c,
+            opts,
+        );
+    }
+    match op {
+        ScanOp::Sum => fold_from(x, out, carry, opts, |a, b| E::combine(ScanOp::Sum, a, b)),
+        ScanOp::Prod => fold_from(x, out, carry, opts, |a, b| E::combine(ScanOp::Prod, a, b)),
+        ScanOp::Max => fold_from(x, out, carry, opts, |a, b| E::combine(ScanOp::Max, a, b)),
+        ScanOp::Min => fold_from(x, out, carry, opts, |a, b| E::combine(ScanOp::Min, a, b)),
+        ScanOp::LogSumExp => unreachable!("logsumexp rows are scanned in one pass"),
+    }
+}
+
+/// The sequential scan of `x` from `acc`, one element after the other.
+#[inline(always)]
+fn fold_from<E: ScanElement>(
+    x: &[E],
+    out: &mut [E],
+    mut acc: E::Acc,
+    opts: ScanOptions,
+    combine: impl Fn(E::Acc, E::Acc) -> E::Acc,
+) {
+    let mut step = |(o, &v): (&mut E, &E)| {
+        let next = combine(acc, E::to_acc(v));
+        *o = E::from_acc(if opts.exclusive { acc } else { next });
+        acc = next;
+    };
+    if opts.reverse {
+        out.iter_mut().zip(x).rev().for_each(&mut step);
+    } else {
+        out.iter_mut().zip(x).for_each(&mut step);
+    }
+}
+
+/// An f32 running sum from `carry`, 16 elements at a time in four SSE2 registers: each
+/// register's four scanned in place (two shifted adds), the earlier registers' totals added to
+/// the later ones, then the carry-in added to all. Only that last add and a broadcast wait on
+/// the previous 16 elements, where a plain loop waits on one add per element, so this runs at
+/// memory speed. (The carry is never -0.0, being a sum that starts from +0.0, so adding the
+/// +0.0 shifted in gives the sequential scan's zeros.)
+#[cfg(target_arch = "x86_64")]
+fn sum_f32_from(x: &[f32], out: &mut [f32], carry: f32, opts: ScanOptions) {
+    use std::arch::x86_64::*;
+    let len = x.len();
+    assert_eq!(out.len(), len);
+    let groups = len / 16;
+    // SAFETY: SSE2 is part of x86-64. Quarter `q < 4 * groups` (elements `4q..4q + 4` in scan
+    // order) lies at `at(q)..at(q) + 4`, inside `x` and `out`.
+    let carry = unsafe {
+        let at = |q: usize| if opts.reverse { len - 4 * q - 4 } else { 4 * q };
+        let load = |q: usize| {
+            let v = _mm_loadu_ps(x.as_ptr().add(at(q)));
+            if opts.reverse {
+                _mm_shuffle_ps::<0x1b>(v, v)
+            } else {
+                v
+            }
+        };
+        let o = out.as_mut_ptr();
+        let store = |q: usize, v: __m128| {
+            let v = if opts.reverse {
+                _mm_shuffle_ps::<0x1b>(v, v)
+            } else {
+                v
+            };
+            _mm_storeu_ps(o.add(at(q)), v);
+        };
+        let shift = |v: __m128, lanes: i32| {
+            let v = _mm_castps_si128(v);
+            _mm_castsi128_ps(if lanes == 1 {
+                _mm_slli_si128::<4>(v)
+            } else {
+                _mm_slli_si128::<8>(v)
+            })
+        };
+        // A register's four elements scanned in place.
+        let local = |q: usize| {
+            let v = load(q);
+            let v = _mm_add_ps(v, shift(v, 1));
+            _mm_add_ps(v, shift(v, 2))
+        };
+        let last = |v: __m128| _mm_shuffle_ps::<0xff>(v, v);
+        let mut c = _mm_set1_ps(carry);
+        for g in 0..groups {
+            let q = 4 * g;
+            let (a, b0, c0, d0) = (local(q), local(q + 1), local(q + 2), local(q + 3));
+            let (ta, b) = (last(a), _mm_add_ps(b0, last(a)));
+            let (tb, c1) = (last(b), _mm_add_ps(c0, last(b)));
+            let (tc, d) = (last(c1), _mm_add_ps(d0, last(c1)));
+            if opts.exclusive {
+                store(q, _mm_add_ps(c, shift(a, 1)));
+                store(q + 1, _mm_add_ps(c, _mm_add_ps(shift(b0, 1), ta)));
+                store(q + 2, _mm_add_ps(c, _mm_add_ps(shift(c0, 1), tb)));
+                store(q + 3, _mm_add_ps(c, _mm_add_ps(shift(d0, 1), tc)));
+                c = last(_mm_add_ps(c, d));
+            } else {
+                store(q, _mm_add_ps(c, a));
+                store(q + 1, _mm_add_ps(c, b));
+                store(q + 2, _mm_add_ps(c, c1));
+                let cd = _mm_add_ps(c, d);
+                store(q + 3, cd);
+                c = last(cd);
+            }
+        }
+        _mm_cvtss_f32(c)
+    };
+    // The last `len % 16` elements in scan order, one at a time.
+    let rest = len - 16 * groups;
+    if opts.reverse {
+        fold_from(&x[..rest], &mut out[..rest], carry, opts, |a, b| a + b);
+    } else {
+        let (x, out) = (&x[16 * groups..], &mut out[16 * groups..]);
+        fold_from(x, out, carry, opts, |a, b| a + b);
+    }
+}
+
 /// Scan with the index (along `axis`) of the element holding each running max / min; `-1`
 /// where none does (first position of an exclusive scan).
 pub fn scan_with_indices<E: ScanElement>(
@@ -297,6 +530,7 @@ pub fn scan_with_indices<E: ScanElement>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::test_data;
 
     /// Values with ties, ±0, ±inf and NaN, from a fixed generator.
     fn floats(n: usize, seed: u64) -> Vec<f32> {
@@ -384,7 +618,7 @@ mod tests {
             .unwrap();
         for (k, (shape, axis)) in [
             (vec![8, PARALLEL_MIN / 4 + 3], 1),
-            (vec![3, PARALLEL_MIN], 1),
+            (vec![3, PARALLEL_MIN - 1], 1),
             (vec![8, PARALLEL_MIN / 8 + 1, 3], 1),
             (vec![2, 5, PARALLEL_MIN / 8], 2),
             (vec![PARALLEL_MIN / 2, 3], 0),
@@ -404,6 +638,210 @@ mod tests {
                 let want = scan_with_indices(&ints, &shape, axis, op, opts).unwrap().0;
                 assert_eq!(got, want, "u32 {what}");
             });
+        }
+    }
+
+    /// Sizes about the long rows' blocks (of f32; those of other types are in proportion).
+    fn long_sizes<E>() -> Vec<usize> {
+        let b = long_block::<E>();
+        vec![
+            0,
+            1,
+            b - 1,
+            b + 1,
+            2 * b - 1,
+            2 * b,
+            2 * b + 1,
+            3 * b - 1,
+            5 * b + 13,
+        ]
+    }
+
+    /// Directions (inclusive / exclusive, forward / reverse).
+    fn directions() -> [ScanOptions; 4] {
+        [(false, false), (true, false), (false, true), (true, true)].map(|(exclusive, reverse)| {
+            ScanOptions {
+                exclusive,
+                reverse,
+                ..ScanOptions::default()
+            }
+        })
+    }
+
+    /// A long row's max / min (floats with NaN, ±0, ±inf and ties; f16), every integer operator
+    /// and float sums of small integers are exactly the sequential scan's, on one thread and on
+    /// four, as one row and as two.
+    #[test]
+    fn long_rows_are_the_sequential_scan_exactly() {
+        for threads in [1, 4] {
+            for n in long_sizes::<f32>() {
+                for shape in [vec![n], vec![2, n / 2]] {
+                    let len: usize = shape.iter().product();
+                    let f = floats(len, n as u64 + 7);
+                    let h: Vec<f16> = f.iter().map(|&x| f16::from_f32(x)).collect();
+                    let u: Vec<u32> = f.iter().map(|x| x.to_bits().rotate_left(3) % 7).collect();
+                    let l: Vec<i64> = f.iter().map(|x| x.to_bits() as i64 * 0x1234_5678).collect();
+                    let axis = shape.len() - 1;
+                    for opts in directions() {
+                        for op in [ScanOp::Max, ScanOp::Min] {
+                            let what = format!("{threads} threads {shape:?} {op:?} {opts:?}");
+                            let got = test_data::with_threads(threads, || {
+                                scan(&f, &shape, axis, op, opts).unwrap()
+                            });
+                            let want = scan_with_indices(&f, &shape, axis, op, opts).unwrap().0;
+                            assert_eq!(f32_bits(&got), f32_bits(&want), "f32 {what}");
+                            let got = test_data::with_threads(threads, || {
+                                scan(&h, &shape, axis, op, opts).unwrap()
+                            });
+                            let want = scan_with_indices(&h, &shape, axis, op, opts).unwrap().0;
+                            let hb = |v: &[f16]| {
+                                v.iter()
+                                    .map(|x| if x.is_nan() { 0x7e00 } else { x.to_bits() })
+                                    .collect::<Vec<_>>()
+                            };
+                            assert_eq!(hb(&got), hb(&want), "f16 {what}");
+                        }
+                        // Sums of small integers, exact in any order: the f32 sum's vectorised
+                        // scan and the f64 one's carries, bit for bit.
+                        let what = format!("{threads} threads {shape:?} Sum {opts:?}");
+                        let small: Vec<f32> = u.iter().map(|&v| v as f32).collect();
+                        let got = test_data::with_threads(threads, || {
+                            scan(&small, &shape, axis, ScanOp::Sum, opts).unwrap()
+                        });
+                        let want = scan_with_indices(&small, &shape, axis, ScanOp::Sum, opts);
+                        assert_eq!(f32_bits(&got), f32_bits(&want.unwrap().0), "f32 {what}");
+                        let small: Vec<f64> = u.iter().map(|&v| v as f64 - 3.0).collect();
+                        let got = test_data::with_threads(threads, || {
+                            scan(&small, &shape, axis, ScanOp::Sum, opts).unwrap()
+                        });
+                        let want = scan_with_indices(&small, &shape, axis, ScanOp::Sum, opts);
+                        assert_eq!(got, want.unwrap().0, "f64 {what}");
+                        for op in [ScanOp::Sum, ScanOp::Prod, ScanOp::Max, ScanOp::Min] {
+                            let what = format!("{threads} threads {shape:?} {op:?} {opts:?}");
+                            let got = test_data::with_threads(threads, || {
+                                scan(&u, &shape, axis, op, opts).unwrap()
+                            });
+                            let want = scan_with_indices(&u, &shape, axis, op, opts).unwrap().0;
+                            assert_eq!(got, want, "u32 {what}");
+                            let got = test_data::with_threads(threads, || {
+                                scan(&l, &shape, axis, op, opts).unwrap()
+                            });
+                            let want = scan_with_indices(&l, &shape, axis, op, opts).unwrap().0;
+                            assert_eq!(got, want, "i64 {what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The scan of `x` in f64, one element after the other, and the sum of the magnitudes so far.
+    fn reference(x: &[f64], op: ScanOp, opts: ScanOptions) -> (Vec<f64>, Vec<f64>) {
+        let (mut acc, mut mag) = (if op == ScanOp::Sum { 0.0 } else { 1.0 }, 0.0);
+        let mut out = vec![(0.0, 0.0); x.len()];
+        let order: Vec<usize> = if opts.reverse {
+            (0..x.len()).rev().collect()
+        } else {
+            (0..x.len()).collect()
+        };
+        for i in order {
+            let before = (acc, mag);
+            acc = if op == ScanOp::Sum {
+                acc + x[i]
+            } else {
+                acc * x[i]
+            };
+            mag += x[i].abs();
+            out[i] = if opts.exclusive { before } else { (acc, mag) };
+        }
+        out.into_iter().unzip()
+    }
+
+    /// A long row's float sums and products (f32, f64, f16, bf16; the f32 sum vectorised) are
+    /// within rounding of the f64 scan, as the sequential scan is: a sum to 2^-16 of the
+    /// magnitudes summed, a product (of values within 2^-9 of 1) to a relative 2^-14; f16 / bf16
+    /// also to one unit of their last place (f16's subnormal spacing included). (Sums of small integers,
+    /// exact in any order, are compared bit for bit in the test above.)
+    #[test]
+    fn long_float_sums_and_products_are_within_rounding_of_f64() {
+        fn check<E: ScanElement>(x: &[f64], op: ScanOp, opts: ScanOptions, rel: f64, abs: f64) {
+            if x.len() < 2 * long_block::<E>() {
+                // The sequential scan, compared bit for bit above; its rounding errors (one per
+                // element, against one per 16 elements in the vectorised f32 sum) grow faster.
+                return;
+            }
+            let data: Vec<E> = x.iter().map(|&v| E::from_f64(v)).collect();
+            let exact: Vec<f64> = data.iter().map(|v| v.to_f64()).collect();
+            let (want, mag) = reference(&exact, op, opts);
+            for threads in [1, 4] {
+                let got = test_data::with_threads(threads, || {
+                    scan(&data, &[data.len()], 0, op, opts).unwrap()
+                });
+                for (i, ((g, w), m)) in got.iter().zip(&want).zip(&mag).enumerate() {
+                    let tol = abs
+                        + if op == ScanOp::Sum {
+                            (m + 1.0) * 2f64.powi(-16) + w.abs() * rel
+                        } else {
+                            w.abs() * (2f64.powi(-14) + rel)
+                        };
+                    let g = g.to_f64();
+                    assert!(
+                        (g - w).abs() <= tol,
+                        "{:?} {threads} threads n {} {op:?} {opts:?} at {i}: {g} against {w}",
+                        E::DTYPE,
+                        x.len(),
+                    );
+                }
+            }
+        }
+        for n in long_sizes::<f32>().into_iter().chain(long_sizes::<f16>()) {
+            // Uniform in [0, 1) (rounded to each type by `check`, which scans what it rounded).
+            let unit = |i: usize| {
+                let h = (i as u64 ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                (h >> 40) as f64 / (1u64 << 24) as f64
+            };
+            let sums: Vec<f64> = (0..n).map(|i| 0.5 + unit(i)).collect();
+            let prods: Vec<f64> = (0..n).map(|i| 1.0 + (unit(i) - 0.5) / 256.0).collect();
+            for opts in directions() {
+                check::<f32>(&sums, ScanOp::Sum, opts, 0.0, 0.0);
+                check::<f32>(&prods, ScanOp::Prod, opts, 0.0, 0.0);
+                check::<f64>(&sums, ScanOp::Sum, opts, 0.0, 0.0);
+                check::<f64>(&prods, ScanOp::Prod, opts, 0.0, 0.0);
+                let small: Vec<f64> = sums.iter().map(|v| v / 16.0).collect();
+                check::<f16>(&small, ScanOp::Sum, opts, 2f64.powi(-10), 2f64.powi(-24));
+                check::<f16>(&prods, ScanOp::Prod, opts, 2f64.powi(-10), 2f64.powi(-24));
+                check::<bf16>(&sums, ScanOp::Sum, opts, 2f64.powi(-7), 0.0);
+                check::<bf16>(&prods, ScanOp::Prod, opts, 2f64.powi(-7), 0.0);
+            }
+        }
+    }
+
+    /// A long row's float sum / product on four threads is the one-thread result bit for bit:
+    /// the blocks are cut by size, not by the number of threads.
+    #[test]
+    fn long_float_rows_do_not_depend_on_the_thread_count() {
+        for n in long_sizes::<f32>() {
+            let f = floats(n, n as u64 + 11);
+            let d: Vec<f64> = f.iter().map(|&x| x as f64).collect();
+            for opts in directions() {
+                for op in [ScanOp::Sum, ScanOp::Prod] {
+                    let one = test_data::with_threads(1, || scan(&f, &[n], 0, op, opts).unwrap());
+                    let four = test_data::with_threads(4, || scan(&f, &[n], 0, op, opts).unwrap());
+                    assert_eq!(f32_bits(&one), f32_bits(&four), "f32 {n} {op:?} {opts:?}");
+                    let one = test_data::with_threads(1, || scan(&d, &[n], 0, op, opts).unwrap());
+                    let four = test_data::with_threads(4, || scan(&d, &[n], 0, op, opts).unwrap());
+                    let bits = |v: &[f64]| {
+                        v.iter()
+                            .map(|x| x.is_nan() || x.to_bits() == 0)
+                            .collect::<Vec<_>>()
+                    };
+                    let eq = one
+                        .iter()
+                        .zip(&four)
+                        .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+                    assert!(eq && bits(&one) == bits(&four), "f64 {n} {op:?} {opts:?}");
+                }
+            }
         }
     }
 }
