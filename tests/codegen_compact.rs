@@ -24,6 +24,18 @@ use cubeprim_kernels::device::single_pass::{
 use cubeprim_kernels::ops::{Add, Max, Min, Mul, ScanOp};
 use half::f16;
 
+/// The tile state and the run-time scalars every single-pass kernel takes last.
+fn single_pass_args(b: &mut KernelBuilder) -> (TileStateArgsExpand, PassScalarsExpand) {
+    let state = output::<Atomic<u32>>(b);
+    let view = output::<u32>(b);
+    let scalars = PassScalarsExpand {
+        n_host: u32_arg(b),
+        epoch: u32_arg(b),
+        counter_base: u32_arg(b),
+    };
+    (TileStateArgsExpand { state, view }, scalars)
+}
+
 fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     name: &str,
     vec: usize,
@@ -53,11 +65,7 @@ fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
     let len = input::<u32>(&mut b);
     let total = input::<u32>(&mut b);
     let shape = input::<u32>(&mut b);
-    let state = output::<Atomic<u32>>(&mut b);
-    let state_view = output::<u32>(&mut b);
-    let n = u32_arg(&mut b);
-    let epoch = u32_arg(&mut b);
-    let base = u32_arg(&mut b);
+    let (tiles, scalars) = single_pass_args(&mut b);
     compact::expand::<DF, DT, DV, DX, DN, G>(
         &mut b.scope,
         vec,
@@ -73,15 +81,8 @@ fn define_compact<F: Numeric, T: Numeric, V: Numeric, X: Int, G: TileCarry>(
             count,
         },
         CompactMetaExpand { len, total, shape },
-        TileStateArgsExpand {
-            state,
-            view: state_view,
-        },
-        PassScalarsExpand {
-            n_host: n,
-            epoch,
-            counter_base: base,
-        },
+        tiles,
+        scalars,
         cfg,
         mode,
     );
@@ -117,11 +118,7 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     let count = output::<u32>(&mut b);
     let len = input::<u32>(&mut b);
     let records = output::<u32>(&mut b);
-    let state = output::<Atomic<u32>>(&mut b);
-    let state_view = output::<u32>(&mut b);
-    let n = u32_arg(&mut b);
-    let epoch = u32_arg(&mut b);
-    let base = u32_arg(&mut b);
+    let (tiles, scalars) = single_pass_args(&mut b);
     run_length::expand::<DK, DV, DA, DW, DX, O, DN>(
         &mut b.scope,
         vec,
@@ -134,15 +131,8 @@ fn define_run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
         },
         len,
         records,
-        TileStateArgsExpand {
-            state,
-            view: state_view,
-        },
-        PassScalarsExpand {
-            n_host: n,
-            epoch,
-            counter_base: base,
-        },
+        tiles,
+        scalars,
         cfg,
         run,
     );
