@@ -63,6 +63,21 @@ fn bench_cpu(g: &mut BenchmarkGroup<WallTime>) {
         g.bench_function(BenchmarkId::new("cpu", label), |b| {
             b.iter(|| cpu::scan(&x, shape, axis, ScanOp::Sum, ScanOptions::default()).unwrap())
         });
+        // The same scan into an output reused from call to call (no first touch of its pages).
+        let mut reused = vec![0f32; n];
+        g.bench_function(BenchmarkId::new("cpu into", label), |b| {
+            b.iter(|| {
+                cpu::scan_into(
+                    &x,
+                    shape,
+                    axis,
+                    ScanOp::Sum,
+                    ScanOptions::default(),
+                    &mut reused,
+                )
+                .unwrap()
+            })
+        });
         if shape.len() == 1 {
             // The floors of the same run: a copy into a new vector, and a plain sequential
             // running sum into a new vector (what `cpu::scan` returns is a new vector too).

@@ -23,7 +23,7 @@ pub use reduce::reduce;
 pub use runs::{reduce_by_key, unique_consecutive};
 #[cfg(feature = "burn")]
 pub(crate) use scan::scan_block_into;
-pub use scan::{scan, scan_with_indices, take_second, ScanElement};
+pub use scan::{scan, scan_into, scan_with_indices, take_second, ScanElement};
 pub use select::{is_set, nonzero, partition, select};
 pub use sort::{
     argsort_rows, argsort_rows_bits, key_bits, permute_rows, searchsorted, sort_rows, top_k_rows,
