@@ -331,7 +331,10 @@ fn chunked<R: Runtime>(
         // SAFETY: every handle holds `len` f64 (the caller's tensors were checked against theirs).
         unsafe { ArrayArg::from_raw_parts(h.clone(), len) }
     };
-    let staged = staged_units(client, dims.inner);
+    // The staged kernels' units per cube and grid, shared by both launches.
+    let staged = staged_units(client, dims.inner)
+        .map(|su| staged_launch(su, dims.outer * chunks, dims.inner).map(|l| (su, l)))
+        .transpose()?;
     let states = if chunks > 1 {
         let agg_a = crate::alloc::empty(client, units * 8)?;
         let agg_b = crate::alloc::empty(client, units * 8)?;
@@ -339,10 +342,8 @@ fn chunked<R: Runtime>(
         // whose loads stay inside `[start, stop)`, within `n`), read steps of their own chunks,
         // inside `n`, and write their own entry of the `units` pairs.
         unsafe {
-            match staged {
-                Some(su) => {
-                    let (count, dim, tiles, per_cube) =
-                        staged_launch(su, dims.outer * chunks, dims.inner)?;
+            match staged.clone() {
+                Some((su, (count, dim, tiles, per_cube))) => {
                     affine_chunks_staged::launch_unchecked::<f64, R>(
                         client,
                         count,
@@ -396,9 +397,7 @@ fn chunked<R: Runtime>(
     // is never read), `h0` `rows` where given (else never read).
     unsafe {
         match staged {
-            Some(su) => {
-                let (count, dim, tiles, per_cube) =
-                    staged_launch(su, dims.outer * chunks, dims.inner)?;
+            Some((su, (count, dim, tiles, per_cube))) => {
                 affine_apply_staged::launch_unchecked::<f64, R>(
                     client,
                     count,

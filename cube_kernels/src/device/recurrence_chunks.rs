@@ -107,6 +107,40 @@ pub fn affine_chunks<F: Float>(
     }
 }
 
+/// The state entering chunk `c` (of `chunks`) of unit `u`'s row: `h0[row]` (or 0 without
+/// `has_h0`) for the row's first chunk in the recurrence's order, else the state after the chunk
+/// before it, `states[u ∓ step]` (`[outer, chunks, inner]`, `step` = `inner`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn entry_state<F: Float>(
+    states: &Array<F>,
+    h0: &Array<F>,
+    c: usize,
+    chunks: u32,
+    u: usize,
+    step: usize,
+    row: usize,
+    #[comptime] reverse: bool,
+    #[comptime] has_h0: bool,
+) -> F {
+    let boundary = if comptime![reverse] {
+        c + 1 == chunks as usize
+    } else {
+        c == 0
+    };
+    let mut h = F::from_int(0);
+    if boundary {
+        if comptime![has_h0] {
+            h = h0[row];
+        }
+    } else if comptime![reverse] {
+        h = states[u + step];
+    } else {
+        h = states[u - step];
+    }
+    h
+}
+
 /// `out` `[outer, len, inner]`: each chunk of the recurrence run from the state entering it:
 /// `h0` (`[outer, inner]`, or 0 without `has_h0`) for the row's first chunk (its last with
 /// `reverse`), else the state `states` (`[outer, chunks, inner]`, the recurrence over the
@@ -131,21 +165,7 @@ pub fn affine_apply<F: Float>(
     if u < units as usize {
         let ch = chunk_of(u, len, inner, chunks, chunk);
         let step = inner as usize;
-        let boundary = if comptime![reverse] {
-            ch.c + 1 == chunks as usize
-        } else {
-            ch.c == 0
-        };
-        let mut h = F::from_int(0);
-        if boundary {
-            if comptime![has_h0] {
-                h = h0[ch.row];
-            }
-        } else if comptime![reverse] {
-            h = states[u + step];
-        } else {
-            h = states[u - step];
-        }
+        let mut h = entry_state::<F>(states, h0, ch.c, chunks, u, step, ch.row, reverse, has_h0);
         for k in ch.first..ch.end {
             let at = ch.base + step_of(k, ch.first, ch.end, reverse) * step;
             h = a[at] * h + b[at];
@@ -397,21 +417,8 @@ pub fn affine_apply_staged<F: Float>(
     if ch.valid {
         let step = inner as usize;
         let u = ch.g * step + ch.i;
-        let boundary = if comptime![reverse] {
-            ch.c + 1 == chunks as usize
-        } else {
-            ch.c == 0
-        };
-        let mut h = F::from_int(0);
-        if boundary {
-            if comptime![has_h0] {
-                h = h0[ch.o * step + ch.i];
-            }
-        } else if comptime![reverse] {
-            h = states[u + step];
-        } else {
-            h = states[u - step];
-        }
+        let row = ch.o * step + ch.i;
+        let mut h = entry_state::<F>(states, h0, ch.c, chunks, u, step, row, reverse, has_h0);
         if ch.steps == chunk as usize {
             #[unroll]
             for k in 0..chunk {
