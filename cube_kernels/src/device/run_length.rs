@@ -310,10 +310,8 @@ pub(crate) fn publish_aggregate<A: Numeric>(
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
-    keys: &Array<Vector<K, N>>,
-    values: &Array<Vector<V, N>>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
+    input: &RunInputs<K, V, N>,
+    tiles: &TileStateArgs,
     n: u32,
     tile: u32,
     epoch: u32,
@@ -329,11 +327,31 @@ pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size
     if tile > 0 {
         if comptime![ones] {
             prefix = pass_lookback::<K, V, A, O, N, RunLengthCarry>(
-                keys, values, n, state, state_view, tile, epoch, tile_total, sh, cfg, true,
+                &input.keys,
+                &input.values,
+                n,
+                &tiles.state,
+                &tiles.view,
+                tile,
+                epoch,
+                tile_total,
+                sh,
+                cfg,
+                true,
             );
         } else {
             prefix = pass_lookback::<K, V, A, O, N, RunCarry>(
-                keys, values, n, state, state_view, tile, epoch, tile_total, sh, cfg, true,
+                &input.keys,
+                &input.values,
+                n,
+                &tiles.state,
+                &tiles.view,
+                tile,
+                epoch,
+                tile_total,
+                sh,
+                cfg,
+                true,
             );
         }
     }
@@ -372,17 +390,7 @@ fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     );
     publish_aggregate::<A>(&mut tiles.state, tile, epoch, tile_total);
     let prefix = tile_prefix::<K, V, A, O, N>(
-        &input.keys,
-        &input.values,
-        &mut tiles.state,
-        &mut tiles.view,
-        n,
-        tile,
-        epoch,
-        tile_total,
-        &mut sh,
-        cfg,
-        run.ones,
+        input, tiles, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
     );
     // The unit's walk: `acc.index` = heads so far, `acc.value` = fold of the current run.
     let mut acc = combine_runs::<A, O>(prefix, unit_excl);
@@ -681,17 +689,7 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     }
 
     let prefix = tile_prefix::<K, V, A, O, N>(
-        &input.keys,
-        &input.values,
-        &mut tiles.state,
-        &mut tiles.view,
-        n,
-        tile,
-        epoch,
-        tile_total,
-        &mut sh,
-        cfg,
-        run.ones,
+        input, tiles, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
     );
     let heads = tile_total.index;
     let base = prefix.index;

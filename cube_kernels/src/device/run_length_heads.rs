@@ -250,18 +250,7 @@ pub fn run_length_heads<
         }
     }
 
-    let base = head_count_prefix::<K, V, A, N>(
-        &input.keys,
-        &input.values,
-        &mut tiles.state,
-        &mut tiles.view,
-        n,
-        tile,
-        epoch,
-        heads,
-        &mut sh,
-        cfg,
-    );
+    let base = head_count_prefix::<K, V, A, N>(input, tiles, n, tile, epoch, heads, &mut sh, cfg);
     if t == 0 && tile == num_tiles - 1 {
         output.count[0] = base + heads;
     }
@@ -401,10 +390,8 @@ fn publish_count<A: Numeric>(
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(
-    keys: &Array<Vector<K, N>>,
-    values: &Array<Vector<V, N>>,
-    state: &mut Array<Atomic<u32>>,
-    state_view: &mut Array<u32>,
+    input: &RunInputs<K, V, N>,
+    tiles: &TileStateArgs,
     n: u32,
     tile: u32,
     epoch: u32,
@@ -419,7 +406,17 @@ fn head_count_prefix<K: Numeric, V: Numeric, A: Numeric, N: Size>(
             index: 0u32,
         };
         let p = pass_lookback::<K, V, A, Add, N, HeadCountCarry>(
-            keys, values, n, state, state_view, tile, epoch, own, sh, cfg, false,
+            &input.keys,
+            &input.values,
+            n,
+            &tiles.state,
+            &tiles.view,
+            tile,
+            epoch,
+            own,
+            sh,
+            cfg,
+            false,
         );
         before = u32::cast_from(p.value);
     }
