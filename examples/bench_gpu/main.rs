@@ -84,10 +84,17 @@ struct Cli {
     /// has them) as well as by the host clock; see `queue_stamps_ms` for what they cover.
     #[arg(long, global = true)]
     wgpu_stamps: bool,
+    /// How long each case is run before it is timed, in ms (at least 3 calls). A longer one
+    /// shows whether the card's clocks follow a sustained load.
+    #[arg(long, global = true, default_value_t = 300)]
+    warm_ms: u64,
 }
 
 /// `--wgpu-stamps`, for [`device_ms`].
 static WGPU_STAMPS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--warm-ms`, for [`warm_up`].
+static WARM_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(300);
 
 #[derive(Subcommand)]
 enum Family {
@@ -356,21 +363,22 @@ fn copy_kernel<N: Size>(
     }
 }
 
-/// Copies `n` 32-bit words (a multiple of 4) from `src` to `dst`: vectors of 4, 256 units a
-/// cube.
-/// Warm-up before timing: at least 3 calls of `f` and 300 ms, each call followed by a sync, so
-/// the card has left its idle clocks after the host-side checks (on an H100, a single warm-up
-/// call left some 2^28 wgpu cases 2-3x slow).
+/// Warm-up before timing: at least 3 calls of `f` and `--warm-ms` (300 ms), each call followed
+/// by a sync, so the card has left its idle clocks after the host-side checks (on an H100, a
+/// single warm-up call left some 2^28 wgpu cases 2-3x slow).
 pub fn warm_up<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) {
     let start = std::time::Instant::now();
     let mut calls = 0;
-    while calls < 3 || start.elapsed().as_millis() < 300 {
+    let warm = WARM_MS.load(std::sync::atomic::Ordering::Relaxed) as u128;
+    while calls < 3 || start.elapsed().as_millis() < warm {
         f();
         cubecl::future::block_on(client.sync()).unwrap();
         calls += 1;
     }
 }
 
+/// Copies `n` 32-bit words (a multiple of 4) from `src` to `dst`: vectors of 4, 256 units a
+/// cube.
 pub fn launch_copy<R: Runtime>(client: &ComputeClient<R>, src: &Handle, dst: &Handle, n: usize) {
     assert_eq!(n % 4, 0, "the copy moves vectors of 4 words");
     // Rows of at most 65535 cubes, as few cubes past the count as possible (cubeprim's grids).
@@ -534,6 +542,7 @@ pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
 fn main() {
     let cli = Cli::parse();
     WGPU_STAMPS.store(cli.wgpu_stamps, std::sync::atomic::Ordering::Relaxed);
+    WARM_MS.store(cli.warm_ms, std::sync::atomic::Ordering::Relaxed);
     match cli.family {
         Family::Scan(a) => scan::main(a),
         Family::Copy(a) => copy::main(a),
