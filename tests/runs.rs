@@ -7,6 +7,7 @@
 use crate::common;
 
 use common::*;
+use cubeprim::tuning::Tuning;
 use cubeprim::{DType, DeviceTensor, Error, Len, ScanOp, Workspace};
 use rand::Rng;
 
@@ -538,3 +539,58 @@ crate::tuning_variants!(position_variants: [POSITION] =>
     counts_of_narrow_and_wide_keys,
     runs_across_tile_boundaries,
 );
+
+/// The unstaged run-length tile: each unit loads its vectors from global memory, looks back,
+/// then writes its outputs in place. The planner chooses it where even one staged vector per
+/// unit does not fit the device's shared memory (on lavapipe's 32 KiB, the 512-unit tiles of
+/// the ops with folds and an inverse); this override takes it for every op.
+const UNSTAGED: Tuning = Tuning {
+    runs_vectors_per_unit: Some(0),
+    ..Tuning::DEFAULT
+};
+
+/// The smallest staged tile: 128 units of one vector.
+const ONE_VECTOR: Tuning = Tuning {
+    runs_units: Some(128),
+    runs_vectors_per_unit: Some(1),
+    ..Tuning::DEFAULT
+};
+
+/// The two tunings above plan what they name on the test device, for every run-length op.
+#[test]
+fn the_tile_variants_plan_what_they_name() {
+    use cubeprim::runs::{run_length_tile, PassLimits};
+    use cubeprim::tuning::Policy;
+    use cubeprim_kernels::device::run_length::RunConfig;
+    let Some(c) = client() else { return };
+    for ones in [false, true] {
+        for inverse in [false, true] {
+            for write_values in [false, true] {
+                let run = RunConfig {
+                    ones,
+                    inverse,
+                    write_values,
+                };
+                for (tuning, staged) in [(UNSTAGED, false), (ONE_VECTOR, true)] {
+                    let limits = PassLimits::from_policy(&Policy::of(&c, &tuning));
+                    let values = (!ones).then_some(4);
+                    let plan = run_length_tile(limits, &tuning, 1 << 20, 4, values, 4, run);
+                    assert_eq!(plan.3, staged, "{run:?} under {tuning:?}: {plan:?}");
+                    if staged {
+                        assert_eq!((plan.1, plan.2), (128, 1), "{run:?}: {plan:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+crate::tuning_variants!(unstaged_variants: [UNSTAGED] =>
+    unique_consecutive_matches_cpu,
+    nan_keys_are_each_their_own_run,
+    reduce_by_key_matches_cpu,
+    counts_of_narrow_and_wide_keys,
+    runs_across_tile_boundaries,
+);
+
+crate::tuning_variants!(one_vector_variants: [ONE_VECTOR] => runs_across_tile_boundaries);

@@ -265,25 +265,14 @@ pub fn run_length<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: Sca
                 cfg,
                 run,
             );
-        } else if comptime![cfg.staged] {
-            run_length_staged::<K, V, A, W, X, O, N>(
+        } else {
+            run_length_tile::<K, V, A, W, X, O, N>(
                 input,
                 output,
                 tiles,
                 n,
                 tile,
                 num_tiles,
-                scalars.epoch,
-                cfg,
-                run,
-            );
-        } else {
-            run_length_direct::<K, V, A, W, X, O, N>(
-                input,
-                output,
-                tiles,
-                n,
-                tile,
                 scalars.epoch,
                 cfg,
                 run,
@@ -356,89 +345,6 @@ pub(crate) fn tile_prefix<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size
         }
     }
     prefix
-}
-
-/// One tile, unstaged: blocked loads from global memory, one scalar store per output.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn run_length_direct<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
-    input: &RunInputs<K, V, N>,
-    output: &mut RunOutputs<K, W, X>,
-    tiles: &mut TileStateArgs,
-    n: u32,
-    tile: u32,
-    epoch: u32,
-    #[comptime] cfg: PassConfig,
-    #[comptime] run: RunConfig,
-) {
-    let t = UNIT_POS;
-    let nl = N::value();
-    let nlu = nl as u32;
-    let vpt = comptime![cfg.vectors_per_thread];
-    let tcfg = comptime![cfg.tile(true)];
-    let mut sh = scan_shared::<A>(cfg.threads);
-    let mut vals = Array::<A>::new(comptime![cfg.vectors_per_thread as usize * nl]);
-    let (bits, unit_excl, tile_total) = tile_runs::<K, V, A, O, N>(
-        &input.keys,
-        &input.values,
-        n,
-        tile,
-        &mut vals,
-        &mut sh,
-        tcfg,
-        run.ones,
-    );
-    publish_aggregate::<A>(&mut tiles.state, tile, epoch, tile_total);
-    let prefix = tile_prefix::<K, V, A, O, N>(
-        input, tiles, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
-    );
-    // The unit's walk: `acc.index` = heads so far, `acc.value` = fold of the current run.
-    let mut acc = combine_runs::<A, O>(prefix, unit_excl);
-    let first_vec = tile * comptime![cfg.tile_vectors()] + t * vpt;
-    #[unroll]
-    for k in 0..vpt {
-        let q = first_vec + k;
-        let e0 = q * nlu;
-        if e0 < n {
-            let kb = (bits >> (k * nlu)) & ((1u32 << nlu) - 1);
-            let mut kv = Vector::<K, N>::empty();
-            if kb != 0 {
-                kv = input.keys[q as usize];
-            }
-            #[unroll]
-            for l in 0..nl {
-                let i = e0 + (l as u32);
-                let j = (k as usize) * nl + l;
-                if i < n {
-                    let x = vals[j];
-                    if (kb >> (l as u32)) & 1 == 1 {
-                        if i > 0 && comptime![run.write_values] {
-                            output.out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
-                        }
-                        output.out_keys[acc.index as usize] = kv[l];
-                        acc = Item::<A> {
-                            value: x,
-                            index: acc.index + 1,
-                        };
-                    } else {
-                        acc = Item::<A> {
-                            value: O::combine::<A>(acc.value, x),
-                            index: acc.index,
-                        };
-                    }
-                    if comptime![run.inverse] {
-                        output.inverse[i as usize] = X::cast_from(acc.index - 1);
-                    }
-                    if i == n - 1 {
-                        if comptime![run.write_values] {
-                            output.out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
-                        }
-                        output.count[0] = acc.index;
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Shared-memory position of tile element `e` in a staged tile: one word of padding every 32
@@ -518,10 +424,13 @@ fn stage_vector<K: Numeric, V: Numeric, A: Numeric, N: Size>(
     }
 }
 
-/// One tile, staged through shared memory (see [`run_length`]).
+/// One tile (see [`run_length`]). The source of a unit's blocked elements is comptime:
+/// `cfg.staged` stages the tile in shared memory (striped, coalesced loads) and keeps the
+/// outputs there until after the look-back, then stores them coalesced; unstaged, each unit
+/// loads its vectors from global memory, looks back first and writes its outputs in place.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
+fn run_length_tile<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
     input: &RunInputs<K, V, N>,
     output: &mut RunOutputs<K, W, X>,
     tiles: &mut TileStateArgs,
@@ -536,68 +445,70 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     let nl = N::value();
     let nlu = nl as u32;
     let vpt = comptime![cfg.vectors_per_thread];
-    let threads = comptime![cfg.threads];
     let tv = comptime![cfg.tile_vectors()];
-    let padded = comptime![padded_len(cfg.tile_vectors() as usize * nl)];
+    let staged = comptime![cfg.staged];
+    let padded = comptime![if staged {
+        padded_len(cfg.tile_vectors() as usize * nl)
+    } else {
+        1
+    }];
     let ones = comptime![run.ones];
-    let folds = comptime![run.write_values || !run.ones];
-    // Keys in (padded), then the unique keys out; values in (padded), then the run folds out;
-    // the run index of every element (padded). A unit holds its keys and values in registers
-    // before the cube scan, whose barriers order every read of the tile before the first
-    // staged output.
+    let folds = comptime![staged && (run.write_values || !run.ones)];
+    // Staged: keys in (padded), then the unique keys out; values in (padded), then the run
+    // folds out; the run index of every element (padded). A unit holds its keys and values in
+    // registers before the cube scan, whose barriers order every read of the tile before the
+    // first staged output. Unstaged, one element each (unused).
     let mut sk = SharedMemory::<K>::new(padded);
     let mut sv = SharedMemory::<A>::new(comptime![if folds { padded } else { 1 }]);
-    let mut si = SharedMemory::<u32>::new(comptime![if run.inverse { padded } else { 1 }]);
+    let mut si =
+        SharedMemory::<u32>::new(comptime![if staged && run.inverse { padded } else { 1 }]);
     let tile_v0 = tile * tv;
     let tile_e0 = tile_v0 * nlu;
-
-    // Striped, coalesced load of the tile. A full tile (every tile but the last) loads with
-    // no bounds checks, so that the compiler can issue its loads ahead of the shared stores
-    // (ncu: with a checked branch around each load and its stores, each unit had one load in
-    // flight and a third of the stall samples sat on those stores).
-    if tile_e0 + comptime![cfg.tile_vectors()] * nlu <= n {
-        #[unroll]
-        for k in 0..vpt {
-            let lv = k * threads + t;
-            stage_vector::<K, V, A, N>(
-                &input.keys,
-                &input.values,
-                &mut sk,
-                &mut sv,
-                tile_v0 + lv,
-                lv,
-                ones,
-            );
-        }
-    } else {
-        #[unroll]
-        for k in 0..vpt {
-            let lv = k * threads + t;
-            if (tile_v0 + lv) * nlu < n {
-                stage_vector::<K, V, A, N>(
-                    &input.keys,
-                    &input.values,
-                    &mut sk,
-                    &mut sv,
-                    tile_v0 + lv,
-                    lv,
-                    ones,
-                );
-            }
-        }
-    }
-    sync_cube();
     let ue0 = t * vpt * nlu;
-    let mut prev = key_before_unit::<K, N>(&input.keys, &sk, tile, tile_v0, ue0, n);
-
-    // The unit's consecutive elements, from shared memory: heads (bit mask), values (in
-    // registers) and the fold `(value since its last head, heads)`.
     let mut ks = Array::<K>::new(comptime![cfg.vectors_per_thread as usize * nl]);
     let mut vals = Array::<A>::new(comptime![if ones {
         1
     } else {
         cfg.vectors_per_thread as usize * nl
     }]);
+
+    if comptime![staged] {
+        // Striped, coalesced load of the tile. A full tile (every tile but the last) loads
+        // with no bounds checks, so that the compiler can issue its loads ahead of the shared
+        // stores (ncu: with a checked branch around each load and its stores, each unit had
+        // one load in flight and a third of the stall samples sat on those stores).
+        if tile_e0 + comptime![cfg.tile_vectors()] * nlu <= n {
+            stage_tile::<K, V, A, N>(input, &mut sk, &mut sv, tile_v0, n, cfg, ones, false);
+        } else {
+            stage_tile::<K, V, A, N>(input, &mut sk, &mut sv, tile_v0, n, cfg, ones, true);
+        }
+        sync_cube();
+    } else {
+        // The unit's consecutive vectors, from global memory into registers.
+        #[unroll]
+        for k in 0..vpt {
+            let q = tile_v0 + t * vpt + k;
+            if q * nlu < n {
+                let (kv, vv) = load_vector::<K, V, N>(&input.keys, &input.values, q, ones);
+                #[unroll]
+                for l in 0..nl {
+                    let j = (k as usize) * nl + l;
+                    ks[j] = kv[l];
+                    if comptime![!ones] {
+                        vals[j] = A::cast_from(vv[l]);
+                    }
+                }
+            }
+        }
+    }
+    let mut prev = if comptime![staged] {
+        key_before_unit::<K, N>(&input.keys, &sk, tile, tile_v0, ue0, n)
+    } else {
+        key_before_vector::<K, N>(&input.keys, tile_v0 + t * vpt, n)
+    };
+
+    // The unit's consecutive elements: heads (bit mask), values (in registers) and the fold
+    // `(value since its last head, heads)`.
     let mut bits = 0u32;
     let mut unit = Item::<A> {
         value: O::identity::<A>(),
@@ -611,12 +522,18 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
             let e = ue0 + (j as u32);
             let i = tile_e0 + e;
             if i < n {
-                let key = sk[pad(e)];
-                ks[j] = key;
+                let key = if comptime![staged] { sk[pad(e)] } else { ks[j] };
+                if comptime![staged] {
+                    ks[j] = key;
+                }
                 let mut x = A::from_int(1);
                 if comptime![!ones] {
-                    x = sv[pad(e)];
-                    vals[j] = x;
+                    if comptime![staged] {
+                        x = sv[pad(e)];
+                        vals[j] = x;
+                    } else {
+                        x = vals[j];
+                    }
                 }
                 if i == 0 || differs::<K>(prev, key) {
                     bits |= 1u32 << (j as u32);
@@ -646,11 +563,19 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     let tile_total = cs.total;
     publish_aggregate::<A>(&mut tiles.state, tile, epoch, tile_total);
 
-    // The walk, tile-local: `acc.index` = heads of the tile so far, `acc.value` = fold of the
-    // current run within the tile. Head `h` of the tile stages its key at `h` and the fold of
-    // the run it ends at `h` (slot 0: the run the tile continues, completed with the carried
-    // fold after the look-back); the last element stages the last run's fold at `heads`.
-    let mut acc = cs.exclusive;
+    // The walk: `acc.index` = heads so far, `acc.value` = fold of the current run. Staged,
+    // tile-local: head `h` of the tile stages its key at `h` and the fold of the run it ends
+    // at `h` (slot 0: the run the tile continues, completed with the carried fold after the
+    // look-back); the last element stages the last run's fold at `heads`. Unstaged, after the
+    // look-back, from the tile's prefix, in place.
+    let mut acc = if comptime![staged] {
+        cs.exclusive
+    } else {
+        let prefix = tile_prefix::<K, V, A, O, N>(
+            input, tiles, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
+        );
+        combine_runs::<A, O>(prefix, cs.exclusive)
+    };
     #[unroll]
     for k in 0..vpt {
         #[unroll]
@@ -665,9 +590,13 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
                 }
                 if (bits >> (j as u32)) & 1 == 1 {
                     if i > 0 && comptime![run.write_values] {
-                        sv[acc.index as usize] = acc.value;
+                        put_fold::<A, W>(&mut sv, &mut output.out_values, acc, staged);
                     }
-                    sk[acc.index as usize] = ks[j];
+                    if comptime![staged] {
+                        sk[acc.index as usize] = ks[j];
+                    } else {
+                        output.out_keys[acc.index as usize] = ks[j];
+                    }
                     acc = Item::<A> {
                         value: x,
                         index: acc.index + 1,
@@ -679,19 +608,123 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
                     };
                 }
                 if comptime![run.inverse] {
-                    si[pad(e)] = acc.index;
+                    if comptime![staged] {
+                        si[pad(e)] = acc.index;
+                    } else {
+                        output.inverse[i as usize] = X::cast_from(acc.index - 1);
+                    }
                 }
-                if i == n - 1 && comptime![run.write_values] {
-                    sv[acc.index as usize] = acc.value;
+                if i == n - 1 {
+                    if comptime![run.write_values] {
+                        put_fold::<A, W>(&mut sv, &mut output.out_values, acc, staged);
+                    }
+                    if comptime![!staged] {
+                        output.count[0] = acc.index;
+                    }
                 }
             }
         }
     }
+    if comptime![staged] {
+        let prefix = tile_prefix::<K, V, A, O, N>(
+            input, tiles, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
+        );
+        store_staged::<K, A, W, X, O, N>(
+            output,
+            &sk,
+            &sv,
+            &si,
+            prefix,
+            tile_total.index,
+            tile,
+            num_tiles,
+            n,
+            cfg,
+            run,
+        );
+    }
+}
 
-    let prefix = tile_prefix::<K, V, A, O, N>(
-        input, tiles, n, tile, epoch, tile_total, &mut sh, cfg, run.ones,
-    );
-    let heads = tile_total.index;
+/// Stages the tile whose first vector is `tile_v0`, striped: unit `t` stages vectors `t`,
+/// `t + threads`, ... (keys, and values unless `ones`); with `checked`, only those below `n`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_tile<K: Numeric, V: Numeric, A: Numeric, N: Size>(
+    input: &RunInputs<K, V, N>,
+    sk: &mut SharedMemory<K>,
+    sv: &mut SharedMemory<A>,
+    tile_v0: u32,
+    n: u32,
+    #[comptime] cfg: PassConfig,
+    #[comptime] ones: bool,
+    #[comptime] checked: bool,
+) {
+    let nlu = N::value() as u32;
+    #[unroll]
+    for k in 0..cfg.vectors_per_thread {
+        let lv = k * comptime![cfg.threads] + UNIT_POS;
+        let mut inside = true;
+        if comptime![checked] {
+            inside = (tile_v0 + lv) * nlu < n;
+        }
+        if inside {
+            stage_vector::<K, V, A, N>(&input.keys, &input.values, sk, sv, tile_v0 + lv, lv, ones);
+        }
+    }
+}
+
+/// The fold `acc.value` of run `acc.index` (1-based, the run the walk is in): staged, at slot
+/// `acc.index` of `sv`; else in place, at `out_values[acc.index - 1]`.
+#[cube]
+fn put_fold<A: Numeric, W: Numeric>(
+    sv: &mut SharedMemory<A>,
+    out_values: &mut Array<W>,
+    acc: Item<A>,
+    #[comptime] staged: bool,
+) {
+    if comptime![staged] {
+        sv[acc.index as usize] = acc.value;
+    } else {
+        out_values[(acc.index - 1) as usize] = W::cast_from(acc.value);
+    }
+}
+
+/// The key before vector `q` (the last of vector `q - 1`), zero (unread) for `q = 0` or a
+/// vector past `n`.
+#[cube]
+fn key_before_vector<K: Numeric, N: Size>(keys: &Array<Vector<K, N>>, q: u32, n: u32) -> K {
+    let nl = N::value();
+    let mut prev = K::from_int(0);
+    let e = q * (nl as u32);
+    if e > 0 && e < n {
+        let pv = keys[(q - 1) as usize];
+        prev = pv[nl - 1];
+    }
+    prev
+}
+
+/// A staged tile's outputs, coalesced: its `heads` unique keys from `sk`, its run folds from
+/// `sv` (slot 0 completed with the carried fold `prefix.value`) and each element's run from
+/// `si`, at the tile's first run `prefix.index`; the last tile writes the count.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_staged<K: Numeric, A: Numeric, W: Numeric, X: Int, O: ScanOp, N: Size>(
+    output: &mut RunOutputs<K, W, X>,
+    sk: &SharedMemory<K>,
+    sv: &SharedMemory<A>,
+    si: &SharedMemory<u32>,
+    prefix: Item<A>,
+    heads: u32,
+    tile: u32,
+    num_tiles: u32,
+    n: u32,
+    #[comptime] cfg: PassConfig,
+    #[comptime] run: RunConfig,
+) {
+    let t = UNIT_POS;
+    let nl = N::value();
+    let threads = comptime![cfg.threads];
+    let tile_e0 = tile * comptime![cfg.tile_vectors()] * (nl as u32);
     let base = prefix.index;
     let last = tile == num_tiles - 1;
     if t == 0 && last {
@@ -699,7 +732,6 @@ fn run_length_staged<K: Numeric, V: Numeric, A: Numeric, W: Numeric, X: Int, O: 
     }
     sync_cube();
 
-    // Coalesced stores of the staged outputs.
     let mut r = t;
     while r < heads {
         output.out_keys[(base + r) as usize] = sk[r as usize];
