@@ -990,6 +990,73 @@ fn errors_and_workspace() {
     assert_eq!(exact.bytes(), need.div_ceil(4) * 4);
 }
 
+/// A sort's outputs double as its ping-pong buffers, so its plan holds one region of keys (and
+/// one of values) fewer than where the outputs are shorter than the rows (top-k by sorting);
+/// each workspace query is enough for its call, in a workspace of exactly that size.
+#[test]
+fn sorts_ping_pong_through_their_outputs() {
+    use cubeprim::sort::{SortOutputs, SortPlan, ValueKind};
+    let Some(c) = client() else { return };
+    let n = 9000;
+    let mut r = rng(71);
+    let keys: Vec<u32> = (0..n).map(|_| r.random()).collect();
+    let vals: Vec<u32> = (0..n as u32).collect();
+    let k = upload(&c, &keys, &[n]);
+    let v = upload(&c, &vals, &[n]);
+    let tuning = Default::default();
+    let opts = SortOptions::default();
+    for (kind, extra) in [
+        (ValueKind::None, 4 * n),
+        (ValueKind::Values(DType::U32), 8 * n),
+    ] {
+        let plan = |full_rows| {
+            let outputs = SortOutputs {
+                keys: true,
+                full_rows,
+            };
+            SortPlan::new(&c, &tuning, 1, n, DType::U32, kind, outputs, false, opts).unwrap()
+        };
+        let (whole, short) = (plan(true), plan(false));
+        assert_eq!(whole.passes, 4);
+        assert!(
+            whole.temp.total + extra <= short.temp.total,
+            "{kind:?}: {} bytes of temp with outputs of whole rows, {} without",
+            whole.temp.total,
+            short.temp.total
+        );
+    }
+    let sorted = {
+        let mut s = keys.clone();
+        s.sort();
+        s
+    };
+    let order = cpu::argsort_rows(&keys, n, false);
+    let need = |payload| {
+        cubeprim::sort_workspace_bytes(&c, &[n], DType::U32, payload, false, opts).unwrap()
+    };
+    let mut ws = Workspace::with_capacity(&c, need(Payload::None));
+    for _ in 0..2 {
+        let got = cubeprim::sort(&c, &k, opts, &mut ws).unwrap();
+        assert!(got.to_vec::<u32>(&c) == sorted, "keys");
+    }
+    assert_eq!(ws.bytes(), need(Payload::None).div_ceil(4) * 4);
+    let pairs = need(Payload::Values(DType::U32));
+    let mut ws = Workspace::with_capacity(&c, pairs);
+    let (ko, vo) = cubeprim::sort_pairs(&c, &k, &v, opts, &mut ws).unwrap();
+    assert!(ko.to_vec::<u32>(&c) == sorted, "pairs: keys");
+    assert!(vo.to_vec::<u32>(&c) == order, "pairs: values");
+    assert_eq!(ws.bytes(), pairs.div_ceil(4) * 4);
+    let top = cubeprim::top_k_workspace_bytes(&c, &[n], DType::U32, IndexType::U32).unwrap();
+    let mut ws = Workspace::with_capacity(&c, top);
+    let kk = 100;
+    let tv = DeviceTensor::<R>::empty(&c, &[kk], DType::U32);
+    let ti = DeviceTensor::<R>::empty(&c, &[kk], DType::U32);
+    cubeprim::top_k_into_with(&c, &k, kk, false, TopKMethod::Sort, &tv, &ti, &mut ws).unwrap();
+    assert!(tv.to_vec::<u32>(&c) == sorted[..kk], "top-k values");
+    assert!(ti.to_vec::<u32>(&c) == order[..kk], "top-k indices");
+    assert_eq!(ws.bytes(), top.div_ceil(4) * 4);
+}
+
 // The tests above with plane operations forced (`PLANE_OPS`): the kernels' plane variants,
 // which wgpu does not report on CPU adapters although lavapipe runs them.
 crate::tuning_variants!(plane_ops_variants: [PLANE_OPS] =>

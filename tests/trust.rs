@@ -3,7 +3,7 @@
 
 use crate::common::{client, rng, R};
 use cubeprim::sort::Route;
-use cubeprim::{DeviceTensor, Payload, ScanOp, ScanOptions, SortOptions, Workspace};
+use cubeprim::{DeviceTensor, IndexType, Payload, ScanOp, ScanOptions, SortOptions, Workspace};
 use rand::Rng;
 
 /// The look-back epoch wraps inside the scans nested in a device-wide sort: the restart must
@@ -166,10 +166,10 @@ fn a_workspace_refuses_another_thread() {
 
 /// Scratch past the device's largest buffer is a typed error before anything is allocated or
 /// launched, and the client stays usable; a sort whose ping-pong keys would not fit beside the
-/// rest of its scratch keeps them in buffers of their own and runs. Before the check, cubecl's server thread panicked
-/// ("can't allocate buffer of size") and every later call on that client failed (seen on an
-/// H100 through Vulkan with a sort of 2^28 keys; lavapipe's largest buffer is 128 MiB, so 2^24
-/// keys reach it here).
+/// rest of its scratch keeps them in buffers of their own and runs. Before the check, cubecl's
+/// server thread panicked ("can't allocate buffer of size") and every later call on that
+/// client failed (seen on an H100 through Vulkan with a sort of 2^28 keys; lavapipe's largest
+/// buffer is 128 MiB, so an argsort of 2^24 keys reaches it here).
 #[test]
 fn scratch_past_the_largest_buffer_is_an_error() {
     use cubeprim::Error;
@@ -185,27 +185,35 @@ fn scratch_past_the_largest_buffer_is_an_error() {
     let n = 1usize << 24;
     let one = DeviceTensor::<R>::from_slice(&c, &[7u32], &[1]).unwrap();
     let x = DeviceTensor::<R>::from_parts(one.handle.clone(), vec![n], vec![0], 0, one.dtype);
-    // Its ping-pong keys would pass the largest buffer inside the workspace, so they are
-    // buffers of their own and the workspace keeps the rest (before, the whole scratch was one
-    // buffer: `BufferTooLarge` here, and for 2^28 u32 keys through Vulkan on an H100).
-    let plan = cubeprim::sort_plan(
+    // An argsort's keys do not chain through an output (it writes none): two ping-pong
+    // regions of them (u64 words where it packs each key with its position). Inside the
+    // workspace they would pass the largest buffer, so they are buffers of their own and the
+    // workspace keeps the rest (before, the whole scratch was one buffer: `BufferTooLarge`
+    // here, and for 2^28 u32 keys through Vulkan on an H100).
+    let plan = cubeprim::argsort_plan(
         &c,
         &[n],
         cubeprim::DType::U32,
-        Payload::None,
+        IndexType::U32,
         false,
         SortOptions::default(),
     )
     .unwrap();
     let need = plan.workspace_bytes();
+    let ping_pong = 2 * n * if plan.packed { 8 } else { 4 };
     if plan.temp.apart {
-        let with_keys = cubeprim::workspace_bytes(plan.state_bytes, plan.temp.total + 8 * n);
+        let with_keys = cubeprim::workspace_bytes(plan.state_bytes, plan.temp.total + ping_pong);
         assert!(with_keys > max, "apart at {with_keys} bytes, largest {max}");
     }
-    // On lavapipe (128 MiB) the two ping-pong buffers alone fill the largest buffer.
-    assert!(plan.temp.apart || 8 * n < max, "largest buffer {max}");
+    // On lavapipe (128 MiB) the two ping-pong regions alone fill the largest buffer.
+    assert!(plan.temp.apart || ping_pong < max, "largest buffer {max}");
     assert!(need <= max, "{need} bytes of scratch, largest buffer {max}");
     let mut ws = Workspace::new();
+    let got = cubeprim::argsort(&c, &x, IndexType::U32, SortOptions::default(), &mut ws);
+    // Equal keys keep their order.
+    let got = got.unwrap().to_vec::<u32>(&c);
+    assert!(got.iter().enumerate().all(|(i, &j)| j == i as u32));
+    // The sort of the same keys writes them: its keys ping-pong through its output.
     let got = cubeprim::sort(&c, &x, SortOptions::default(), &mut ws);
     assert!(got.unwrap().to_vec::<u32>(&c).iter().all(|&k| k == 7));
     // The client and both workspaces still work.
@@ -236,7 +244,7 @@ fn scratch_past_the_largest_buffer_is_an_error() {
 /// output's bytes, so the inputs fit.
 #[test]
 fn an_output_past_the_largest_buffer_is_an_error() {
-    use cubeprim::{DType, Error, IndexType};
+    use cubeprim::{DType, Error};
     let Some(c) = client() else { return };
     let max = cubeprim::max_buffer_bytes(&c);
     if max > 1 << 30 || !cubeprim::supports_dtype(&c, DType::I64) {

@@ -17,7 +17,7 @@
 use super::cuda::{cached_kernel, KernelCache};
 use super::kernels::{radix_sort_rows_info, radix_sort_rows_source, RowSortVariant, Target};
 use super::ops::dtype_of;
-use crate::sort::{row_layout, to_u32, Route, SortPlan, ValueKind};
+use crate::sort::{row_layout, to_u32, Route, SortOutputs, SortPlan, ValueKind};
 use crate::{DType, SortOptions};
 use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
@@ -61,7 +61,22 @@ pub(crate) fn sort_rows(
         ValueKind::None
     };
     let tuning = crate::tuning::Tuning::default();
-    let plan = SortPlan::new(&client, &tuning, total / n, n, key, vk, values, false, opts).ok()?;
+    let outputs = SortOutputs {
+        keys: values,
+        full_rows: true,
+    };
+    let plan = SortPlan::new(
+        &client,
+        &tuning,
+        total / n,
+        n,
+        key,
+        vk,
+        outputs,
+        false,
+        opts,
+    )
+    .ok()?;
     if plan.route != Route::InCube {
         return None;
     }

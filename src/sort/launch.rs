@@ -1,6 +1,8 @@
 //! Dtype dispatch and the kernel launches of the sort family.
 
-use super::plan::{pass_bytes, Route, SelectPlan, SortPlan, ValueKind};
+use super::plan::{
+    pass_bytes, ping_pong_used, Route, SelectPlan, SortOutputs, SortPlan, ValueKind,
+};
 use crate::scan::{scan_into, ScanOp, ScanOptions};
 use crate::{DType, DeviceTensor, Result, Workspace};
 use cubecl::prelude::*;
@@ -291,15 +293,15 @@ fn device_wide<R: Runtime>(
             Ok(sub(&temp, at, bytes))
         }
     };
-    // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot).
-    let full_rows = b.out_cols as usize == plan.n;
-    let keys_chain = b.keys_out.filter(|_| full_rows);
-    let same_values = full_rows && !matches!(vk, ValueKind::Indices(DType::I64));
-    // Which of the two ping-pong buffers the passes write: the first whenever there is more
-    // than one pass; the second only where the output does not chain and a third pass reads
-    // what the second wrote. The others stay the dummy (no buffer of their own where `apart`).
-    let used =
-        |i: usize, chained: bool| plan.passes > 1 && (i == 0 || (!chained && plan.passes > 2));
+    // Outputs of full rows double as ping-pong buffers (top-k's shorter rows cannot), as the
+    // plan's temp area assumed. The ping-pong buffers the passes do not write stay the dummy.
+    let outputs = SortOutputs {
+        keys: b.keys_out.is_some(),
+        full_rows: b.out_cols as usize == plan.n,
+    };
+    let keys_chain = b.keys_out.filter(|_| outputs.keys_chain());
+    let same_values = outputs.values_chain(vk);
+    let used = |i: usize, chained: bool| ping_pong_used(plan.passes, i, chained);
     let key_tmp: Vec<Handle> = (0..2)
         .map(|i| {
             if used(i, keys_chain.is_some()) {

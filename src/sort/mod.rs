@@ -69,10 +69,11 @@ use crate::{DType, DeviceTensor, Error, Len, Result, Workspace};
 use cubecl::prelude::*;
 use cubeprim_kernels::device::search_sorted::search_sorted;
 use launch::{with_key, KeysIn, SortBuffers};
-pub(crate) use plan::ValueKind;
+#[doc(hidden)]
+pub use plan::ValueKind;
 /// The sort's planning internals, public for the tests and benchmarks.
 #[doc(hidden)]
-pub use plan::{Route, SelectPlan, SortPlan};
+pub use plan::{Route, SelectPlan, SortOutputs, SortPlan};
 
 /// How [`top_k_with`] finds the `k` best keys of each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -234,16 +235,43 @@ pub fn sort_workspace_bytes<R: Runtime>(
     len_on_device: bool,
     opts: SortOptions,
 ) -> Result<usize> {
+    workspace_bytes_of(client, shape, key, payload, len_on_device, opts, true)
+}
+
+/// [`sort_workspace_bytes`] for outputs of whole rows (`full_rows`, a sort's) or shorter ones
+/// (top-k's, which cannot double as ping-pong buffers).
+fn workspace_bytes_of<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    key: DType,
+    payload: Payload,
+    len_on_device: bool,
+    opts: SortOptions,
+    full_rows: bool,
+) -> Result<usize> {
     crate::tensor::check_shape(shape)?;
     let (rows, n) = rows_of(shape)?;
     if rows * n == 0 {
         return Ok(0);
     }
-    let bytes = sort_plan(client, shape, key, payload, len_on_device, opts)?.workspace_bytes();
+    let bytes_for = |kind: ValueKind, keys: bool| -> Result<usize> {
+        let outputs = SortOutputs { keys, full_rows };
+        let plan = SortPlan::new(
+            client,
+            &Tuning::default(),
+            rows,
+            n,
+            key,
+            kind,
+            outputs,
+            len_on_device,
+            opts,
+        )?;
+        Ok(plan.workspace_bytes())
+    };
+    let bytes = bytes_for(payload.kind(), true)?;
     Ok(match payload {
-        Payload::Indices(i) => {
-            bytes.max(argsort_plan(client, shape, key, i, len_on_device, opts)?.workspace_bytes())
-        }
+        Payload::Indices(_) => bytes.max(bytes_for(payload.kind(), false)?),
         _ => bytes,
     })
 }
@@ -269,7 +297,10 @@ pub fn sort_plan<R: Runtime>(
         n,
         key,
         payload.kind(),
-        true,
+        SortOutputs {
+            keys: true,
+            full_rows: true,
+        },
         len_on_device,
         opts,
     )
@@ -295,7 +326,10 @@ pub fn argsort_plan<R: Runtime>(
         n,
         key,
         payload.kind(),
-        false,
+        SortOutputs {
+            keys: false,
+            full_rows: true,
+        },
         len_on_device,
         opts,
     )
@@ -469,7 +503,10 @@ fn sort_impl<R: Runtime>(
         n,
         keys.dtype,
         payload.kind(),
-        keys_out.is_some(),
+        SortOutputs {
+            keys: keys_out.is_some(),
+            full_rows: cols == n,
+        },
         device_len,
         opts,
     )?;
@@ -726,13 +763,15 @@ pub fn top_k_workspace_bytes<R: Runtime>(
     dtype: DType,
     index: IndexType,
 ) -> Result<usize> {
-    sort_workspace_bytes(
+    // Top-k's outputs are shorter than its rows: no ping-pong through them.
+    workspace_bytes_of(
         client,
         shape,
         dtype,
         Payload::Indices(index),
         false,
         SortOptions::default(),
+        false,
     )
 }
 

@@ -73,6 +73,7 @@ pub enum Route {
 /// What a sort launch moves besides the keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueKind {
+    /// Keys only.
     None,
     /// Each key's position in its row, written as this dtype (u32 or i64).
     Indices(DType),
@@ -91,7 +92,8 @@ impl ValueKind {
     }
 }
 
-/// Regions of the workspace's temp area (byte offsets, 256-aligned) of a device-wide sort.
+/// Regions of the workspace's temp area (byte offsets, 256-aligned) of a device-wide sort. A
+/// ping-pong region the passes do not write ([`ping_pong_used`]) is 0 and takes no space.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TempLayout {
     pub counts: usize,
@@ -153,6 +155,37 @@ pub(crate) fn pass_bytes(packed: bool, key: DType, values: ValueKind) -> (usize,
     }
 }
 
+/// What a sort writes, as its plan needs it: the sorted keys or not, and whether its outputs
+/// have the input's whole rows (a sort's do; top-k's are shorter). Outputs of whole rows double
+/// as ping-pong buffers between the passes, so the temp area needs one region fewer for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortOutputs {
+    /// The sorted keys are written.
+    pub keys: bool,
+    /// Each output row has the input row's length.
+    pub full_rows: bool,
+}
+
+impl SortOutputs {
+    /// Whether the key passes chain through the key output.
+    pub fn keys_chain(self) -> bool {
+        self.keys && self.full_rows
+    }
+
+    /// Whether the value passes chain through the value output (not for i64 indices, which
+    /// travel between the passes as u32).
+    pub fn values_chain(self, values: ValueKind) -> bool {
+        self.full_rows && !matches!(values, ValueKind::Indices(DType::I64))
+    }
+}
+
+/// Whether the passes write ping-pong buffer `i` (0 or 1): the first whenever there is more
+/// than one pass; the second only where the output does not chain and a third pass reads what
+/// the second wrote.
+pub(crate) fn ping_pong_used(passes: u32, i: usize, chained: bool) -> bool {
+    passes > 1 && (i == 0 || (!chained && passes > 2))
+}
+
 fn align(b: usize) -> usize {
     b.div_ceil(256) * 256
 }
@@ -192,7 +225,7 @@ impl SortPlan {
         n: usize,
         key: DType,
         values: ValueKind,
-        keys_out: bool,
+        outputs: SortOutputs,
         device_len: bool,
         opts: SortOptions,
     ) -> Result<Self> {
@@ -239,7 +272,7 @@ impl SortPlan {
         };
         // Device-wide passes of a packed argsort move one u64 word per key (`packed`).
         let packed = opts.pack_indices.unwrap_or(true)
-            && !keys_out
+            && !outputs.keys
             && matches!(values, ValueKind::Indices(_))
             && ks == 4
             && passes >= 2
@@ -354,12 +387,19 @@ impl SortPlan {
         let counts = region(4 * counts_len);
         let offsets = region(4 * counts_len);
         let data = rows * n;
-        let (mut keys, mut vals) = ([0; 2], [0; 2]);
-        if passes > 1 {
-            keys = [region(dks * data), region(dks * data)];
-            if dvs > 0 {
-                vals = [region(dvs * data), region(dvs * data)];
-            }
+        let mut pair = |bytes: usize, chained: bool| {
+            [0, 1].map(|i| {
+                if ping_pong_used(passes, i, chained) {
+                    region(bytes)
+                } else {
+                    0
+                }
+            })
+        };
+        let keys = pair(dks * data, outputs.keys_chain());
+        let mut vals = [0; 2];
+        if dvs > 0 {
+            vals = pair(dvs * data, outputs.values_chain(values));
         }
         let apart = passes > 1
             && crate::workspace::workspace_bytes(state_bytes, at) > crate::max_buffer_bytes(client);
