@@ -84,17 +84,19 @@ struct Cli {
     /// has them) as well as by the host clock; see `queue_stamps_ms` for what they cover.
     #[arg(long, global = true)]
     wgpu_stamps: bool,
-    /// How long each case is run before it is timed, in ms (at least 3 calls). A longer one
-    /// shows whether the card's clocks follow a sustained load.
-    #[arg(long, global = true, default_value_t = 300)]
-    warm_ms: u64,
+    /// How long each case is run before it is timed, in ms (at least 3 calls; default 300 on
+    /// CUDA, 1500 elsewhere: on an H100 under a Vulkan context alone the SM clock falls to 345
+    /// MHz within about 2 s of idling, during the host-side checks, and takes about 1 s of load
+    /// to come back; BENCHMARKS.md, 2026-12-08).
+    #[arg(long, global = true)]
+    warm_ms: Option<u64>,
 }
 
 /// `--wgpu-stamps`, for [`device_ms`].
 static WGPU_STAMPS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// `--warm-ms`, for [`warm_up`].
-static WARM_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(300);
+/// `--warm-ms`, for [`warm_up`] (`u64::MAX`: the runtime's default).
+static WARM_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
 
 #[derive(Subcommand)]
 enum Family {
@@ -363,13 +365,17 @@ fn copy_kernel<N: Size>(
     }
 }
 
-/// Warm-up before timing: at least 3 calls of `f` and `--warm-ms` (300 ms), each call followed
-/// by a sync, so the card has left its idle clocks after the host-side checks (on an H100, a
-/// single warm-up call left some 2^28 wgpu cases 2-3x slow).
+/// Warm-up before timing: at least 3 calls of `f` and `--warm-ms` (300 ms on CUDA, 1500
+/// elsewhere), each call followed by a sync, so the card has left its idle clocks after the
+/// host-side checks (on an H100, a single warm-up call left some 2^28 wgpu cases 2-3x slow).
 pub fn warm_up<R: Runtime>(client: &ComputeClient<R>, mut f: impl FnMut()) {
     let start = std::time::Instant::now();
     let mut calls = 0;
-    let warm = WARM_MS.load(std::sync::atomic::Ordering::Relaxed) as u128;
+    let warm = match WARM_MS.load(std::sync::atomic::Ordering::Relaxed) {
+        u64::MAX if R::name(client) == "cuda" => 300,
+        u64::MAX => 1500,
+        ms => ms,
+    } as u128;
     while calls < 3 || start.elapsed().as_millis() < warm {
         f();
         cubecl::future::block_on(client.sync()).unwrap();
@@ -542,7 +548,9 @@ pub fn print_stamp_interval<R: Runtime>(client: &ComputeClient<R>) {
 fn main() {
     let cli = Cli::parse();
     WGPU_STAMPS.store(cli.wgpu_stamps, std::sync::atomic::Ordering::Relaxed);
-    WARM_MS.store(cli.warm_ms, std::sync::atomic::Ordering::Relaxed);
+    if let Some(ms) = cli.warm_ms {
+        WARM_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
     match cli.family {
         Family::Scan(a) => scan::main(a),
         Family::Copy(a) => copy::main(a),
