@@ -62,12 +62,7 @@ fn unit_runs<K: Numeric, V: Numeric, A: Numeric, O: ScanOp, N: Size>(
         value: O::identity::<A>(),
         index: 0u32,
     };
-    let e_first = first_vec * nlu;
-    let mut prev = K::from_int(0);
-    if e_first > 0 && e_first < n {
-        let pv = keys[(first_vec - 1) as usize];
-        prev = pv[nl - 1];
-    }
+    let mut prev = key_before_vector::<K, N>(keys, first_vec, n);
     #[unroll]
     for k in 0..vpt {
         let q = first_vec + k;
